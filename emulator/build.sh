@@ -1,0 +1,167 @@
+#!/bin/bash
+# Build Debian's QEMU (source package from apt) with the lan7430 device model.
+# Idempotent.  Prints the path of the resulting qemu-system-x86_64 on stdout
+# (last line); progress goes to stderr.
+#
+# Cache layout (outside the clone):
+#   $CACHE/src/<qemu-pkg-version>/         unpacked source + build/ (incremental)
+#   $CACHE/qemu/<key>/qemu-system-x86_64   installed snapshot for one input set
+# key = sha256(qemu source version + emulator/*.c *.h trace-events + build.sh
+#              + tests/*.c)
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CACHE=${LAN743X_LAB_CACHE:-$HOME/.cache/lan743x-lab}
+JOBS=${JOBS:-2}
+T0=$(date +%s.%N)
+log() { printf '[build.sh %6.1fs] %s\n' "$(echo "$(date +%s.%N) - $T0" | bc 2>/dev/null || echo 0)" "$*" >&2; }
+die() { echo "build.sh: error: $*" >&2; exit 1; }
+need() { command -v "$1" >/dev/null 2>&1 || die "missing tool '$1' (install: $2)"; }
+
+need sha256sum coreutils
+need apt-get apt
+need dpkg-source dpkg-dev
+need ninja ninja-build
+need meson meson
+need python3 python3
+need pkg-config pkg-config
+
+# Version of the qemu source package apt would give us.  Cheap: apt-cache
+# madison reads local lists only.  Fall back to a recorded version.
+src_version() {
+    local v
+    v=$(apt-cache showsrc qemu 2>/dev/null | awk '/^Version:/{print $2; exit}') || true
+    if [ -z "$v" ]; then
+        v=$(cat "$CACHE/src/.last-version" 2>/dev/null || true)
+    fi
+    echo "$v"
+}
+
+input_hash() {
+    {
+        echo "qemu=$1"
+        for f in "$HERE"/*.c "$HERE"/*.h "$HERE"/trace-events "$HERE"/build.sh \
+                 "$HERE"/tests/*.c; do
+            [ -f "$f" ] || continue
+            echo "== ${f#$HERE/}"
+            cat "$f"
+        done
+    } | sha256sum | cut -c1-16
+}
+
+# ---- fast path: warm cache ----------------------------------------------
+VER=$(cat "$CACHE/src/.last-version" 2>/dev/null || true)
+if [ -n "$VER" ]; then
+    KEY=$(input_hash "$VER")
+    if [ -x "$CACHE/qemu/$KEY/qemu-system-x86_64" ]; then
+        echo "$CACHE/qemu/$KEY/qemu-system-x86_64"
+        exit 0
+    fi
+fi
+
+# ---- deb-src -------------------------------------------------------------
+SRCLIST=/etc/apt/sources.list.d/lan743x-lab-src.sources
+if ! apt-cache showsrc qemu >/dev/null 2>&1 || [ -z "$(apt-cache showsrc qemu 2>/dev/null)" ]; then
+    if [ ! -f "$SRCLIST" ]; then
+        log "adding deb-src entry $SRCLIST"
+        [ -w /etc/apt/sources.list.d ] || die "need root to add $SRCLIST"
+        cat > "$SRCLIST" <<'EOS'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOS
+    fi
+    log "apt-get update"
+    apt-get update -qq >&2 || die "apt-get update failed"
+fi
+VER=$(src_version)
+[ -n "$VER" ] || die "cannot determine qemu source package version (deb-src?)"
+UPVER=${VER#*:}; UPVER=${UPVER%%-*}; UPVER=${UPVER%%+*}
+KEY=$(input_hash "$VER")
+OUT="$CACHE/qemu/$KEY"
+if [ -x "$OUT/qemu-system-x86_64" ]; then
+    mkdir -p "$CACHE/src"; echo "$VER" > "$CACHE/src/.last-version"
+    echo "$OUT/qemu-system-x86_64"; exit 0
+fi
+log "qemu source $VER, key $KEY"
+
+# ---- source tree (one per qemu version, reused for incremental builds) ---
+SRCROOT="$CACHE/src/$(echo "$VER" | tr ':~+' '___')"
+mkdir -p "$SRCROOT"
+SRC=$(find "$SRCROOT" -maxdepth 1 -mindepth 1 -type d -name 'qemu-*' | head -1)
+if [ -z "$SRC" ] || [ ! -f "$SRC/.lan743x-unpacked" ]; then
+    log "apt-get source qemu=$VER (into $SRCROOT)"
+    rm -rf "$SRCROOT"; mkdir -p "$SRCROOT"
+    (cd "$SRCROOT" && apt-get source -qq "qemu=$VER" >&2) || die "apt-get source qemu failed"
+    SRC=$(find "$SRCROOT" -maxdepth 1 -mindepth 1 -type d -name 'qemu-*' | head -1)
+    [ -n "$SRC" ] || die "no unpacked qemu tree in $SRCROOT"
+    touch "$SRC/.lan743x-unpacked"
+fi
+
+# ---- integrate our device -------------------------------------------------
+copy_if_changed() { cmp -s "$1" "$2" 2>/dev/null || cp "$1" "$2"; }
+copy_if_changed "$HERE/lan7430.c" "$SRC/hw/net/lan7430.c"
+[ -f "$HERE/lan7430.h" ] && copy_if_changed "$HERE/lan7430.h" "$SRC/hw/net/lan7430.h"
+
+# trace-events: keep the original once, append ours between markers.
+[ -f "$SRC/hw/net/trace-events.orig" ] || cp "$SRC/hw/net/trace-events" "$SRC/hw/net/trace-events.orig"
+TMP=$(mktemp)
+{ cat "$SRC/hw/net/trace-events.orig"; echo; echo "# lan7430.c"; cat "$HERE/trace-events"; } > "$TMP"
+copy_if_changed "$TMP" "$SRC/hw/net/trace-events"; rm -f "$TMP"
+
+if ! grep -q lan7430 "$SRC/hw/net/meson.build"; then
+    echo "softmmu_ss.add(when: 'CONFIG_LAN7430_PCI', if_true: files('lan7430.c'))" >> "$SRC/hw/net/meson.build"
+fi
+if ! grep -q LAN7430 "$SRC/hw/net/Kconfig"; then
+    printf '\nconfig LAN7430_PCI\n    bool\n    default y if PCI_DEVICES\n    depends on PCI && MSI_NONBROKEN\n' >> "$SRC/hw/net/Kconfig"
+fi
+# qtests
+if [ -d "$HERE/tests" ]; then
+    for t in "$HERE"/tests/*.c; do
+        [ -f "$t" ] || continue
+        copy_if_changed "$t" "$SRC/tests/qtest/$(basename "$t")"
+    done
+    if [ -f "$HERE/tests/lan7430-test.c" ] && ! grep -q lan7430-test "$SRC/tests/qtest/meson.build"; then
+        python3 - "$SRC/tests/qtest/meson.build" <<'EOP'
+import sys,re
+p=sys.argv[1]; s=open(p).read()
+# add to the x86_64 qtest list
+s=s.replace("qtests_x86_64 = qtests_i386", "qtests_x86_64 = qtests_i386 + (config_all_devices.has_key('CONFIG_LAN7430_PCI') ? ['lan7430-test'] : [])",1)
+open(p,'w').write(s)
+EOP
+    fi
+fi
+
+# ---- configure --------------------------------------------------------------
+BUILD="$SRC/build"
+if [ ! -f "$BUILD/build.ninja" ]; then
+    log "configure"
+    mkdir -p "$BUILD"
+    (cd "$BUILD" && ../configure --target-list=x86_64-softmmu \
+        --disable-docs --disable-werror --disable-debug-info \
+        --disable-gtk --disable-sdl --disable-vnc --disable-spice --disable-opengl \
+        --disable-usb-redir --disable-libusb --disable-smartcard --disable-curses \
+        --audio-drv-list= --disable-tools --disable-guest-agent \
+        --disable-slirp --disable-capstone --disable-xen --disable-rbd \
+        --disable-glusterfs --disable-libiscsi --disable-libnfs --disable-libssh \
+        --disable-curl --disable-gnutls --disable-nettle --disable-gcrypt \
+        --disable-vde --disable-brlapi --disable-virglrenderer --disable-vte \
+        --disable-bpf --disable-linux-io-uring --disable-fuse --disable-alsa \
+        --disable-pa --disable-jack --disable-oss --disable-sndio \
+        --disable-tpm --disable-seccomp \
+        --enable-virtfs --enable-trace-backends=log >&2) || die "configure failed"
+fi
+log "ninja -j$JOBS"
+ninja -C "$BUILD" -j"$JOBS" qemu-system-x86_64 >&2 || die "ninja failed"
+
+mkdir -p "$OUT"
+cp "$BUILD/qemu-system-x86_64" "$OUT/qemu-system-x86_64.tmp"
+mv "$OUT/qemu-system-x86_64.tmp" "$OUT/qemu-system-x86_64"
+# Firmware: point at the build tree's pc-bios via a wrapper-free symlink dir.
+ln -sfn "$SRC/pc-bios" "$OUT/pc-bios"
+echo "$VER" > "$CACHE/src/.last-version"
+echo "$SRC" > "$OUT/source-dir"
+log "done"
+echo "$OUT/qemu-system-x86_64"

@@ -1,0 +1,2 @@
+/* stub, replaced shortly */
+#include "qemu/osdep.h"

@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""NIPA-style per-patch checks of the series (``make check``).
+
+For patch i the tree is base + patches 1..i. On it we run, in order:
+
+  build-x86   lan743x built for x86_64 with W=1 (the guest config)
+  sparse      sparse (C=2) over the lan743x files
+  build-arm   lan743x cross-built for ARMv7 (imx_v6_v7_defconfig) with W=1
+  checkpatch  scripts/checkpatch.pl --strict on the patch
+  kernel-doc  scripts/kernel-doc -none on the files the patch touches
+  coccinelle  scripts/coccinelle/**/*.cocci (report mode) on the touched
+              lan743x_* files
+
+A check fails only on what the patch introduces: its diagnostics are
+compared with the same check on the tree before the patch (base for the
+first one), and the new ones are reported with file:line. A build that
+breaks fails outright. Results are cached by tree, patch and tool
+versions, so a warm run on an unchanged series takes seconds.
+"""
+
+import argparse
+import collections
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+LAB = Path(__file__).resolve().parent
+ROOT = LAB.parent
+DRV = "drivers/net/ethernet/microchip"
+CHECKS = ["build-x86", "sparse", "build-arm", "checkpatch", "kernel-doc",
+          "coccinelle"]
+T0 = time.time()
+
+DIAG_RE = re.compile(
+    r"^(?P<file>[^\s:]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
+    r"(?P<kind>warning|error|note|Error|Warning)?:?\s*(?P<msg>.*)$")
+
+
+def progress(msg):
+    print(f"[{int(time.time() - T0):4d}s] {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd, cwd=None, env=None, check=False):
+    p = subprocess.run(cmd, cwd=cwd, env=env, text=True, errors="replace",
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if check and p.returncode:
+        sys.exit(f"error: {' '.join(cmd)} failed:\n{p.stdout}")
+    return p.returncode, p.stdout
+
+
+def kbuild(*args):
+    rc, out = run(["bash", str(LAB / "kbuild.sh"), *args])
+    if rc:
+        sys.exit(out.rstrip() or f"error: kbuild.sh {' '.join(args)} failed")
+    lines = [line for line in out.splitlines() if line.strip()]
+    for line in lines[:-1]:
+        print(line, file=sys.stderr)
+    return lines[-1]
+
+
+def git(src, *args, check=True):
+    rc, out = run(["git", "-C", str(src), *args])
+    if check and rc:
+        raise RuntimeError(f"git {' '.join(args)}: {out}")
+    return out.strip()
+
+
+def norm_path(path, src, obj=None):
+    """Make a diagnostic's path relative to the source tree."""
+    p = path
+    for prefix in filter(None, [str(src), str(obj) if obj else None]):
+        if p.startswith(prefix + "/"):
+            p = p[len(prefix) + 1:]
+    while p.startswith("../") or p.startswith("./"):
+        p = p.split("/", 1)[1]
+    return p
+
+
+def parse_diags(text, src, obj=None, only=DRV + "/lan743x"):
+    """Return [(file, line, message)] of compiler-style diagnostics."""
+    diags = []
+    for raw in text.splitlines():
+        m = DIAG_RE.match(raw.strip())
+        if not m or not m.group("kind"):
+            continue
+        f = norm_path(m.group("file"), src, obj)
+        if only and not f.startswith(only):
+            continue
+        if m.group("kind").lower() == "note":
+            continue
+        diags.append((f, int(m.group("line")),
+                      f"{m.group('kind').lower()}: {m.group('msg')}"))
+    return diags
+
+
+def new_diags(before, after):
+    """Diagnostics in 'after' beyond those in 'before' (line-insensitive)."""
+    left = collections.Counter((f, msg) for f, _, msg in before)
+    out = []
+    for f, line, msg in after:
+        if left[(f, msg)] > 0:
+            left[(f, msg)] -= 1
+        else:
+            out.append((f, line, msg))
+    return out
+
+
+class Checker:
+    def __init__(self, args):
+        self.args = args
+        self.src = Path(kbuild("srctree"))
+        self.obj = {}
+        self.cache = Path(os.environ.get(
+            "LAN743X_LAB_CACHE",
+            Path.home() / ".cache" / "lan743x-lab")) / "check-results"
+        self.cache.mkdir(parents=True, exist_ok=True)
+        objdirs = "".join(kbuild("objdir", v) for v in ("guest", "armv7-imx"))
+        self.version = hashlib.sha256(
+            Path(__file__).read_bytes() + objdirs.encode() +
+            (LAB / "kbuild.sh").read_bytes()).hexdigest()[:12]
+        self.state_cache = {}
+
+    # -- tree handling -------------------------------------------------
+    def objdir(self, variant):
+        if variant not in self.obj:
+            progress(f"preparing the {variant} build tree")
+            self.obj[variant] = Path(kbuild("prepare", variant))
+        return self.obj[variant]
+
+    def touched(self, patch):
+        files = []
+        for line in Path(patch).read_text(errors="replace").splitlines():
+            m = re.match(r"^\+\+\+ b/(\S+)", line)
+            if m:
+                files.append(m.group(1))
+        return files
+
+    # -- state checks (run on a tree, compared parent vs child) ---------
+    def build(self, variant, extra):
+        obj = self.objdir(variant)
+        for o in (obj / DRV).glob("lan743x*.o"):
+            o.unlink()
+        arch = (["ARCH=arm", "CROSS_COMPILE=arm-linux-gnueabihf-"]
+                if variant == "armv7-imx" else ["ARCH=x86_64"])
+        cc = "arm-linux-gnueabihf-gcc" if variant == "armv7-imx" else "gcc"
+        env = dict(os.environ, KBUILD_MODPOST_WARN="1")
+        if subprocess.run(["which", "ccache"], capture_output=True).returncode == 0:
+            env.setdefault("CCACHE_DIR", str(self.cache.parent / "ccache"))
+            cc = "ccache " + cc
+        rc, out = run(["make", "-s", "-C", str(self.src), f"O={obj}", *arch,
+                       f"CC={cc}", f"-j{os.cpu_count()}", *extra,
+                       DRV + "/"], env=env)
+        return rc, out, obj
+
+    def state_build(self, variant):
+        rc, out, obj = self.build(variant, ["W=1"])
+        diags = parse_diags(out, self.src, obj)
+        return {"ok": rc == 0, "diags": diags,
+                "tail": "" if rc == 0 else "\n".join(out.splitlines()[-25:])}
+
+    def state_sparse(self):
+        rc, out, obj = self.build("guest", ["C=2"])
+        diags = [d for d in parse_diags(out, self.src, obj)]
+        return {"ok": rc == 0, "diags": diags,
+                "tail": "" if rc == 0 else "\n".join(out.splitlines()[-25:])}
+
+    def state_kerneldoc(self, files):
+        diags = []
+        for f in files:
+            if not (self.src / f).exists() or not re.search(r"\.[ch]$", f):
+                continue
+            _, out = run([str(self.src / "scripts/kernel-doc"), "-none",
+                          f], cwd=self.src)
+            diags += parse_diags(out, self.src, only=None)
+        return {"ok": True, "diags": diags}
+
+    def cocci_scripts(self):
+        base = self.src / "scripts/coccinelle"
+        return sorted(p for p in base.rglob("*.cocci"))
+
+    def state_cocci(self, files):
+        diags = []
+        cfiles = [f for f in files if re.match(DRV + r"/lan743x_\w+\.c$", f)
+                  and (self.src / f).exists()]
+        for f in cfiles:
+            h = hashlib.sha256((self.src / f).read_bytes()).hexdigest()
+            key = self.cache / f"cocci-{h}-{self.version}.json"
+            if key.exists():
+                diags += [tuple(d) for d in json.loads(key.read_text())]
+                continue
+            fd = []
+            for s in self.cocci_scripts():
+                text = s.read_text(errors="replace")
+                if "virtual report" not in text:
+                    continue
+                _, out = run(["spatch", "-D", "report", "--very-quiet",
+                              "--no-show-diff", "--no-includes",
+                              "--include-headers", "--timeout", "60",
+                              "--cocci-file", str(s), f], cwd=self.src)
+                for d in parse_diags(out, self.src, only=None):
+                    fd.append((d[0], d[1], f"{s.name}: {d[2]}"))
+            key.write_text(json.dumps(fd))
+            diags += fd
+        return {"ok": True, "diags": diags}
+
+    def state(self, name, files):
+        """Run state check 'name' on the current tree, cached by tree id."""
+        tree = git(self.src, "rev-parse", "HEAD^{tree}")
+        fkey = ",".join(sorted(files))
+        key = hashlib.sha256(
+            f"{name}|{tree}|{fkey}|{self.version}".encode()).hexdigest()[:24]
+        path = self.cache / f"state-{key}.json"
+        if path.exists():
+            return json.loads(path.read_text())
+        t = time.time()
+        if name == "build-x86":
+            r = self.state_build("guest")
+        elif name == "build-arm":
+            r = self.state_build("armv7-imx")
+        elif name == "sparse":
+            r = self.state_sparse()
+        elif name == "kernel-doc":
+            r = self.state_kerneldoc(files)
+        elif name == "coccinelle":
+            r = self.state_cocci(files)
+        else:
+            raise ValueError(name)
+        r["diags"] = [list(d) for d in r["diags"]]
+        r["secs"] = round(time.time() - t, 1)
+        path.write_text(json.dumps(r))
+        return r
+
+    # -- patch checks ---------------------------------------------------
+    def checkpatch(self, patch):
+        rc, out = run([str(self.src / "scripts/checkpatch.pl"), "--strict",
+                       "--no-color", "--show-types", str(patch)],
+                      cwd=self.src)
+        problems = []
+        lines = out.splitlines()
+        for i, line in enumerate(lines):
+            if re.match(r"^(ERROR|WARNING|CHECK):", line):
+                where = ""
+                for nxt in lines[i + 1:i + 3]:
+                    m = re.search(r"FILE: (\S+)", nxt)
+                    if m:
+                        where = m.group(1)
+                        break
+                problems.append(f"{where or Path(patch).name}: {line}")
+        ok = rc == 0 and not problems
+        return ok, problems
+
+    def run(self):
+        patches = self.args.patches
+        checks = self.args.checks
+        src = self.src
+        results = []  # (patch, check, ok, details)
+        git(src, "am", "--abort", check=False)
+        git(src, "checkout", "-q", "-f", "base")
+        git(src, "clean", "-fdq")
+        prev = {}
+        for i, patch in enumerate([None] + patches):
+            if patch is not None:
+                name = Path(patch).name
+                rc, out = run(["git", "-C", str(src), "am", "-q", str(patch)])
+                if rc:
+                    git(src, "am", "--abort", check=False)
+                    results.append((name, "apply", False,
+                                    out.strip().splitlines()[-6:]))
+                    self.report(results[-1])
+                    break
+                files = self.touched(patch)
+            else:
+                name = "base"
+                files = []
+            # files whose kernel-doc/coccinelle results we compare:
+            # those the *next* patch touches are measured on this state
+            # too, so compute per pair below instead.
+            cur = {}
+            for c in checks:
+                if c in ("build-x86", "sparse", "build-arm"):
+                    progress(f"{name}: {c}")
+                    cur[c] = self.state(c, [])
+            if patch is None:
+                prev = cur
+                base_bad = [c for c, r in cur.items() if not r["ok"]]
+                if base_bad:
+                    sys.exit(f"error: the base itself fails {base_bad}: "
+                             "is the toolchain installed? (make setup)")
+                continue
+            for c in checks:
+                t = time.time()
+                if c == "checkpatch":
+                    ok, det = self.checkpatch(patch)
+                elif c in ("kernel-doc", "coccinelle"):
+                    progress(f"{name}: {c}")
+                    after = self.state(c, files)
+                    parent = git(src, "rev-parse", "HEAD~1")
+                    head = git(src, "rev-parse", "HEAD")
+                    git(src, "checkout", "-q", parent)
+                    before = self.state(c, files)
+                    git(src, "checkout", "-q", head)
+                    new = new_diags([tuple(d) for d in before["diags"]],
+                                    [tuple(d) for d in after["diags"]])
+                    ok = not new
+                    det = [f"{f}:{ln}: {m}" for f, ln, m in new]
+                else:
+                    r = cur[c]
+                    if not r["ok"]:
+                        ok, det = False, ["build failed:"] + \
+                            r["tail"].splitlines()
+                    else:
+                        new = new_diags([tuple(d) for d in prev[c]["diags"]],
+                                        [tuple(d) for d in r["diags"]])
+                        ok = not new
+                        det = [f"{f}:{ln}: {m}" for f, ln, m in new]
+                results.append((name, c, ok, det))
+                self.report(results[-1], time.time() - t)
+            prev = cur
+        git(src, "checkout", "-q", "-f", "base")
+        failed = [r for r in results if not r[2]]
+        print(f"check: {len(results) - len(failed)} passed, "
+              f"{len(failed)} failed ({len(patches)} patches, "
+              f"{int(time.time() - T0)}s)")
+        return 1 if failed else 0
+
+    def report(self, r, secs=None):
+        name, check, ok, det = r
+        print(f"{'PASS' if ok else 'FAIL'} {name} {check}", flush=True)
+        for d in det[:40]:
+            print(f"    {d}", flush=True)
+
+
+def series(pdir):
+    return sorted(str(p) for p in Path(pdir).glob("*.patch")
+                  if not p.name.startswith("0000-"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--patches", default=str(ROOT / "patches"),
+                    help="directory of the series (default: patches/)")
+    ap.add_argument("--checks", default=",".join(CHECKS),
+                    help="comma-separated subset of " + ",".join(CHECKS))
+    args = ap.parse_args()
+    args.checks = [c for c in args.checks.split(",") if c]
+    bad = [c for c in args.checks if c not in CHECKS]
+    if bad:
+        sys.exit(f"error: unknown check(s) {bad}; known: {CHECKS}")
+    args.patches = series(args.patches)
+    if not args.patches:
+        print("check: no patches in the series: nothing to check")
+        print("check: 0 passed, 0 failed (0 patches)")
+        return 0
+    for tool in ["git", "make", "gcc", "sparse", "arm-linux-gnueabihf-gcc",
+                 "spatch", "perl"]:
+        need = {"sparse": "sparse", "build-arm": "arm-linux-gnueabihf-gcc",
+                "coccinelle": "spatch"}
+        if tool in need.values() and not any(
+                need.get(c) == tool for c in args.checks):
+            continue
+        if subprocess.run(["which", tool], capture_output=True).returncode:
+            sys.exit(f"error: '{tool}' not found; run 'make setup' first")
+    # One user of the cached source tree at a time (kbuild.sh takes the
+    # same lock; our children are told we hold it).
+    cache = Path(os.environ.get("LAN743X_LAB_CACHE",
+                                Path.home() / ".cache" / "lan743x-lab"))
+    cache.mkdir(parents=True, exist_ok=True)
+    lock = open(cache / "src.lock", "w")
+    import fcntl
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        progress("waiting for another build using the source tree")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    os.environ["LAN743X_SRC_LOCKED"] = "1"
+    return Checker(args).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+#!/bin/bash
+# Kernel builds for the lab, cached outside the clone.
+#
+#   kbuild.sh srctree            print the cached base source tree (create it)
+#   kbuild.sh objdir VARIANT     print the O= directory of VARIANT
+#   kbuild.sh prepare VARIANT    configure + modules_prepare (for module builds)
+#   kbuild.sh kernel VARIANT     full build: bzImage + modules (VM kernels)
+#   kbuild.sh module VARIANT REV build lan743x.ko of source revision REV
+#                                (a commit of the source tree) and print it
+#
+# VARIANT: guest (x86_64 checking kernel), bench (guest without
+# DMA_API_DEBUG), debug (guest + KASAN, kmemleak, lockdep) or armv7-imx.
+# Each O= directory is keyed by the base version, its config fragments, the
+# compiler and this script, so a change to any of them builds a fresh one.
+. "$(dirname "$0")/common.sh"
+
+JOBS=${JOBS:-$(nproc)}
+KCONF=$LAB_DIR/kconfig
+
+srctree() {
+	local v src
+	v=$(base_version)
+	src=$CACHE/src/linux-$v
+	if [ ! -e "$src/.git/lab-base-version" ]; then
+		mkdir -p "$CACHE/src"
+		unpack_base "$src"
+	fi
+	echo "$src"
+}
+
+fragments() {
+	case "$1" in
+	guest) echo "$KCONF/guest.config" ;;
+	bench) echo "$KCONF/guest.config $KCONF/bench.config" ;;
+	debug) echo "$KCONF/guest.config $KCONF/debug.config" ;;
+	armv7-imx) echo "$KCONF/armv7-imx.config" ;;
+	*) die "unknown kernel variant '$1' (guest, bench, debug, armv7-imx)" ;;
+	esac
+}
+
+archargs() {
+	case "$1" in
+	armv7-imx) echo "ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-" ;;
+	*) echo "ARCH=x86_64" ;;
+	esac
+}
+
+objdir() {
+	local variant=$1 key f cc
+	cc=gcc
+	[ "$variant" = armv7-imx ] && cc=arm-linux-gnueabihf-gcc
+	need "$cc"
+	key=$({
+		base_version
+		for f in $(fragments "$variant"); do cat "$f"; done
+		"$cc" --version | head -1
+		[ "$variant" = armv7-imx ] || pip show virtme-ng 2>/dev/null | grep ^Version
+		echo "layout 1"  # bump when this script changes how trees are built
+	} | sha256sum | cut -c1-16)
+	echo "$CACHE/obj/$variant-$key"
+}
+
+kmake() {
+	local variant=$1 src=$2 obj=$3 cc=gcc
+	shift 3
+	[ "$variant" = armv7-imx ] && cc=arm-linux-gnueabihf-gcc
+	if command -v ccache >/dev/null; then
+		export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+		cc="ccache $cc"
+	fi
+	# modules_prepare-only trees have no Module.symvers
+	[ -e "$obj/Module.symvers" ] || export KBUILD_MODPOST_WARN=1
+	# shellcheck disable=SC2046
+	make -s -C "$src" O="$obj" $(archargs "$variant") CC="$cc" "$@"
+}
+
+configure() {
+	local variant=$1 src=$2 obj=$3 f
+	mkdir -p "$obj"
+	progress "configuring $variant kernel in $obj"
+	if [ "$variant" = armv7-imx ]; then
+		kmake "$variant" "$src" "$obj" imx_v6_v7_defconfig >/dev/null
+	else
+		need virtme-configkernel
+		(cd "$src" && virtme-configkernel --defconfig O="$obj" ARCH=x86_64 >"$obj/.lab-configkernel.log" 2>&1) ||
+			die "virtme-configkernel failed: see $obj/.lab-configkernel.log"
+	fi
+	for f in $(fragments "$variant"); do
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$f" >/dev/null
+	done
+	kmake "$variant" "$src" "$obj" olddefconfig >/dev/null
+	# every option a fragment asks for must have survived olddefconfig
+	local missing
+	missing=$(grep -h '^CONFIG_' $(fragments "$variant") | while IFS= read -r l; do
+		case "$l" in
+		*=n) ! grep -q "^${l%=n}=" "$obj/.config" || echo "$l" ;;
+		*) grep -qxF "$l" "$obj/.config" || echo "$l" ;;
+		esac
+	done)
+	[ -z "$missing" ] || die "$variant config lost options (dependency missing?): $(echo $missing)"
+}
+
+with_src_lock() {
+	# check.py holds the lock for its whole run and tells us so
+	[ "${LAN743X_SRC_LOCKED:-0}" = 1 ] && return
+	mkdir -p "$CACHE"
+	exec 9>"$CACHE/src.lock"
+	flock 9
+}
+
+prepare() {
+	local variant=$1 src obj
+	src=$(srctree)
+	obj=$(objdir "$variant")
+	[ -e "$obj/.lab-prepared" ] && { echo "$obj"; return; }
+	configure "$variant" "$src" "$obj"
+	progress "modules_prepare for $variant (a few minutes when cold)"
+	kmake "$variant" "$src" "$obj" -j"$JOBS" modules_prepare
+	touch "$obj/.lab-prepared"
+	progress "$variant prepared"
+	echo "$obj"
+}
+
+kernel() {
+	local variant=$1 src obj
+	[ "$variant" != armv7-imx ] || die "the ARM variant is for module builds only"
+	obj=$(prepare "$variant")
+	[ -e "$obj/.lab-built" ] && { echo "$obj"; return; }
+	src=$(srctree)
+	git -C "$src" checkout -q -f base
+	progress "building the $variant kernel (~15 min cold on 2 cores; ccache helps)"
+	kmake "$variant" "$src" "$obj" -j"$JOBS" bzImage modules
+	touch "$obj/.lab-built"
+	progress "$variant kernel built"
+	echo "$obj"
+}
+
+module() {
+	local variant=$1 rev=$2 src obj tree out
+	src=$(srctree)
+	obj=$(prepare "$variant")
+	tree=$(git -C "$src" rev-parse "$rev:drivers/net/ethernet/microchip") ||
+		die "no revision $rev in $src"
+	out=$CACHE/modules/$(basename "$obj")/$tree
+	[ -e "$out/lan743x.ko" ] && { echo "$out/lan743x.ko"; return; }
+	git -C "$src" checkout -q -f "$rev"
+	rm -f "$obj"/drivers/net/ethernet/microchip/lan743x*.o
+	progress "building lan743x.ko for $variant at $rev"
+	kmake "$variant" "$src" "$obj" -j"$JOBS" drivers/net/ethernet/microchip/lan743x.ko
+	mkdir -p "$out"
+	cp "$obj/drivers/net/ethernet/microchip/lan743x.ko" "$out/"
+	echo "$out/lan743x.ko"
+}
+
+cmd=${1:-}
+[ -n "$cmd" ] || die "usage: kbuild.sh srctree|objdir|prepare|kernel|module ..."
+shift
+case "$cmd" in
+srctree) with_src_lock; srctree ;;
+objdir) objdir "$@" ;;
+prepare) with_src_lock; prepare "$@" ;;
+kernel) with_src_lock; kernel "$@" ;;
+module) with_src_lock; module "$@" ;;
+*) die "unknown command '$cmd'" ;;
+esac

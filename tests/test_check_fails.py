@@ -1,0 +1,57 @@
+"""Each check of `make check` must be able to fail.
+
+Fixture patches against the base each introduce exactly one kind of
+problem; `make check` must exit non-zero and name the patch and the check.
+"""
+import re
+
+import pytest
+
+from conftest import make_patch, run
+
+INCLUDE_END = "#include \"lan743x_main.h\"\n"
+
+
+def after_includes(text, snippet):
+    assert INCLUDE_END in text
+    return text.replace(INCLUDE_END, INCLUDE_END + snippet, 1)
+
+
+FIXTURES = {
+    # (a) checkpatch --strict: trailing whitespace is an ERROR
+    "checkpatch": (lambda t: after_includes(
+        t, "\n/* lab fixture: trailing whitespace */ \n"), "checkpatch"),
+    # (b) a W=1-only gcc warning: -Wunused-const-variable
+    "w1": (lambda t: after_includes(
+        t, "\nstatic const int lan743x_fixture_unused = 1;\n"), "build-x86"),
+    # (c) sparse: a global that should be static
+    "sparse": (lambda t: after_includes(
+        t, "\nint lan743x_fixture_global;\n"), "sparse"),
+    # (d) breaks the ARMv7 build only
+    "armbreak": (lambda t: after_includes(
+        t, "\n#ifdef CONFIG_ARM\n#error \"lab fixture: ARM build only\"\n"
+        "#endif\n"), "build-arm"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_check_fails_on_fixture(name, srctree, tmp_path):
+    edit, check = FIXTURES[name]
+    pdir = make_patch(srctree, tmp_path, name, edit)
+    p = run(["make", "-s", "check", f"PATCHES={pdir}", f"CHECKS={check}"])
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out
+    assert re.search(rf"^FAIL 0001-net-lan743x-lab-fixture-{name}\.patch "
+                     rf"{check}$", out, re.M), out
+    assert re.search(r"check: \d+ passed, [1-9]\d* failed", out), out
+
+
+def test_clean_fixture_passes_the_same_checks(srctree, tmp_path):
+    """The control: a harmless comment change passes every build check."""
+    pdir = make_patch(srctree, tmp_path, "clean", lambda t: after_includes(
+        t, "\n/* lab fixture: a harmless comment */\n"))
+    p = run(["make", "-s", "check", f"PATCHES={pdir}",
+             "CHECKS=checkpatch,build-x86,sparse,build-arm"])
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    assert "check: 4 passed, 0 failed" in out, out

@@ -1,0 +1,115 @@
+"""make tree / make export: round trip, refusal to lose work, bad input."""
+import os
+import subprocess
+
+from conftest import ROOT, run
+
+
+def lab_env(tmp_path, **extra):
+    env = dict(os.environ, LAN743X_TREE=str(tmp_path / "linux"),
+               LAN743X_PATCHES=str(tmp_path / "patches"))
+    env.update(extra)
+    return env
+
+
+def patch_ids(pdir):
+    ids = []
+    for p in sorted(pdir.glob("*.patch")):
+        if p.name.startswith("0000-"):
+            continue
+        out = subprocess.run(["git", "patch-id", "--stable"],
+                             stdin=p.open(), capture_output=True, text=True)
+        ids.append(out.stdout.split()[0])
+    return ids
+
+
+def git(tree, *args):
+    p = run(["git", "-C", str(tree), *args])
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def commit_edit(tree, text, subject):
+    f = tree / "drivers/net/ethernet/microchip/lan743x_main.h"
+    f.write_text(f.read_text() + text)
+    git(tree, "commit", "-qam", subject + "\n\nSigned-off-by: T <t@x.invalid>")
+
+
+def test_round_trip_and_refusal(tmp_path):
+    env = lab_env(tmp_path)
+    (tmp_path / "patches").mkdir()
+    p = run(["bash", "lab/tree.sh"], env=env)
+    assert p.returncode == 0, p.stderr
+    tree = tmp_path / "linux"
+    assert git(tree, "describe", "--tags", "--always").strip() == "base"
+    commit_edit(tree, "/* one */\n", "net: lan743x: one")
+    commit_edit(tree, "/* two */\n", "net: lan743x: two")
+
+    # local commits not exported: refuse, and say how
+    p = run(["bash", "lab/tree.sh"], env=env)
+    assert p.returncode != 0
+    assert "make export" in p.stderr and "FORCE=1" in p.stderr
+
+    p = run(["bash", "lab/export.sh"], env=env)
+    assert p.returncode == 0, p.stderr
+    pdir = tmp_path / "patches"
+    names = sorted(x.name for x in pdir.glob("*.patch"))
+    assert names[0] == "0000-cover-letter.patch" and len(names) == 3
+    first = (pdir / names[1]).read_text()
+    assert "Subject: [PATCH net-next v1 1/2] net: lan743x: one" in first
+    assert "base-commit:" in (pdir / names[0]).read_text()
+    cover = (pdir / names[0]).read_text()
+    assert "*** SUBJECT HERE ***" not in cover
+    assert "continues Sven Van Asbroeck" in cover
+    ids = patch_ids(pdir)
+
+    # exported: re-creating the tree is allowed and round-trips
+    p = run(["bash", "lab/tree.sh"], env=env)
+    assert p.returncode == 0, p.stderr
+    p = run(["bash", "lab/export.sh"], env=env)
+    assert p.returncode == 0, p.stderr
+    assert patch_ids(pdir) == ids
+    assert git(tree, "log", "--format=%s", "base..HEAD").split("\n")[:2] == [
+        "net: lan743x: two", "net: lan743x: one"]
+
+    # uncommitted edits: refuse
+    f = tree / "MAINTAINERS"
+    f.write_text(f.read_text() + "x\n")
+    p = run(["bash", "lab/tree.sh"], env=env)
+    assert p.returncode != 0 and "uncommitted" in p.stderr
+
+
+def test_patch_that_does_not_apply_is_named(tmp_path):
+    env = lab_env(tmp_path)
+    pdir = tmp_path / "patches"
+    pdir.mkdir()
+    (pdir / "0001-net-lan743x-bogus.patch").write_text(
+        "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+        "From: T <t@x.invalid>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n"
+        "Subject: [PATCH] net: lan743x: bogus\n\n---\n"
+        " drivers/net/ethernet/microchip/lan743x_main.h | 2 +-\n\n"
+        "diff --git a/drivers/net/ethernet/microchip/lan743x_main.h "
+        "b/drivers/net/ethernet/microchip/lan743x_main.h\n"
+        "--- a/drivers/net/ethernet/microchip/lan743x_main.h\n"
+        "+++ b/drivers/net/ethernet/microchip/lan743x_main.h\n"
+        "@@ -1,3 +1,3 @@\n this line is not there\n-nor this\n+x\n"
+        " nor that\n-- \n2.39\n")
+    p = run(["bash", "lab/tree.sh"], env=env)
+    assert p.returncode != 0
+    assert "0001-net-lan743x-bogus.patch does not apply" in p.stderr
+    assert "this line is not there" in p.stderr
+
+
+def test_wrong_base_is_a_one_line_error(tmp_path):
+    conf = tmp_path / "lab"
+    conf.mkdir()
+    for f in (ROOT / "lab").iterdir():
+        if f.is_file():
+            (conf / f.name).write_text(f.read_text())
+    text = (conf / "lab.conf").read_text().replace(
+        "BASE_PKG=linux-source-6.12", "BASE_PKG=linux-source-9.99")
+    (conf / "lab.conf").write_text(text)
+    p = run(["bash", str(conf / "tree.sh")], env=lab_env(tmp_path))
+    assert p.returncode != 0
+    err = p.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: linux-source-9.99")
