@@ -2,6 +2,7 @@
 # Kernel builds for the lab, cached outside the clone.
 #
 #   kbuild.sh srctree            print the cached base source tree (create it)
+#   kbuild.sh srcrepo            the same, without waiting for a running build
 #   kbuild.sh objdir VARIANT     print the O= directory of VARIANT
 #   kbuild.sh prepare VARIANT    configure + modules_prepare (for module builds)
 #   kbuild.sh kernel VARIANT     full build: bzImage + modules (VM kernels)
@@ -157,6 +158,16 @@ cmd=${1:-}
 shift
 case "$cmd" in
 srctree) with_src_lock; srctree ;;
+srcrepo)
+	# the base repository only (objects, tag 'base'): no lock once it exists
+	v=$(base_version)
+	if [ -e "$CACHE/src/linux-$v/.git/lab-base-version" ]; then
+		echo "$CACHE/src/linux-$v"
+	else
+		with_src_lock
+		srctree
+	fi
+	;;
 objdir) objdir "$@" ;;
 prepare) with_src_lock; prepare "$@" ;;
 kernel) with_src_lock; kernel "$@" ;;

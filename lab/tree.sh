@@ -22,7 +22,22 @@ if [ -d "$TREE/.git" ] && [ "${FORCE:-0}" != 1 ]; then
 	fi
 fi
 
-unpack_base "$TREE"
+src=$(bash "$LAB_DIR/kbuild.sh" srcrepo)
+progress "cloning the base from $src"
+rm -rf "$TREE.tmp"
+mkdir -p "$(dirname "$TREE")"
+git clone -q --no-checkout "$src" "$TREE.tmp"
+(
+	cd "$TREE.tmp"
+	git remote remove origin
+	git config user.name "${GIT_AUTHOR_NAME:-Lab Developer}"
+	git config user.email "${GIT_AUTHOR_EMAIL:-dev@lan743x-lab.invalid}"
+	git config gc.auto 0
+	git checkout -q -B series base
+)
+cp "$src/.git/lab-base-version" "$TREE.tmp/.git/"
+rm -rf "$TREE"
+mv "$TREE.tmp" "$TREE"
 n=$(series | wc -l)
 progress "applying $n patches from patches/"
 apply_series "$TREE"
