@@ -11,7 +11,6 @@ APT_PKGS=(
 	dpkg-dev libfdt-dev libglib2.0-dev libpixman-1-dev ninja-build meson
 	qemu-system-x86
 )
-PIP_PKGS=(virtme-ng qemu.qmp matplotlib pytest)
 
 missing=()
 for p in "${APT_PKGS[@]}"; do
@@ -32,6 +31,8 @@ python3 -c 'import virtme_ng' 2>/dev/null || pymissing+=(virtme-ng)
 python3 -c 'import qemu.qmp' 2>/dev/null || pymissing+=(qemu.qmp)
 python3 -c 'import matplotlib' 2>/dev/null || pymissing+=(matplotlib)
 python3 -c 'import pytest' 2>/dev/null || pymissing+=(pytest)
+# checkpatch's spdxcheck.py needs ply and GitPython
+python3 -c 'import ply, git' 2>/dev/null || pymissing+=(ply GitPython)
 if [ ${#pymissing[@]} -gt 0 ]; then
 	progress "pip install ${pymissing[*]}"
 	python3 -m pip install -q "${pymissing[@]}" ||
