@@ -1,0 +1,96 @@
+#!/bin/bash
+# Boot a virtme-ng guest with our QEMU (built by emulator/build.sh) and a
+# LAN7430 DUT, wired through a QEMU hub to a virtio-net peer; run a command
+# in the guest and return its exit status.
+#
+# usage: lab/vm.sh [--] <guest command...>
+#        lab/vm.sh lab/guest/e2e.sh
+#
+# environment:
+#   KERNEL     bzImage path or kernel build dir (default: newest Debian 6.12
+#              /boot/vmlinuz-6.12*)
+#   MODDIR     optional module tree for the guest: either a dir containing
+#              lib/modules/<ver> (modprobe -d), or a dir holding lan743x.ko.
+#              Exported to the guest as LAN743X_MODDIR.
+#   QEMU       QEMU binary (default: output of emulator/build.sh)
+#   QMP_SOCK   QMP unix socket path (default /tmp/lan743x-lab-qmp-$$.sock);
+#              printed on stderr, exported to the guest command's host env.
+#   VM_CPUS    default 2        VM_MEM  default 2G
+#   VM_TIMEOUT seconds, default 1800
+#   DUT_MAC    default 02:74:30:00:00:01, PEER_MAC default 02:74:30:00:00:02
+#   DUT_OPTS   extra ",prop=val" for -device lan7430 (e.g. ",msix=off")
+#   VM_EXTRA_QEMU_OPTS  extra QEMU arguments
+#   VM_APPEND  extra kernel command line
+#   VM_RWDIR   a host directory the guest may write (results, bench RPC)
+set -euo pipefail
+
+# Whole body in a function so bash parses it before running: the script can
+# be edited while a (long) VM run is in progress.
+main() {
+
+local LAB ROOT QMP_SOCK QOPTS GCMD FW APPEND rc a d
+LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$LAB/.." && pwd)
+die() { echo "vm.sh: error: $*" >&2; exit 2; }
+
+[ "${1:-}" = "--" ] && shift
+[ $# -ge 1 ] || die "usage: lab/vm.sh [--] <guest command...>"
+command -v vng >/dev/null || die "virtme-ng (vng) not found"
+
+if [ -z "${KERNEL:-}" ]; then
+    KERNEL=$(ls -1 /boot/vmlinuz-6.12* 2>/dev/null | sort -V | tail -1 || true)
+    [ -n "$KERNEL" ] || die "no KERNEL given and no /boot/vmlinuz-6.12*"
+fi
+[ -e "$KERNEL" ] || die "KERNEL=$KERNEL does not exist"
+
+if [ -z "${QEMU:-}" ]; then
+    QEMU=$("$ROOT/emulator/build.sh" | tail -1) || die "emulator/build.sh failed"
+fi
+[ -x "$QEMU" ] || die "QEMU=$QEMU not executable"
+
+QMP_SOCK=${QMP_SOCK:-/tmp/lan743x-lab-qmp-$$.sock}
+rm -f "$QMP_SOCK"
+export QMP_SOCK
+echo "vm.sh: qemu=$QEMU" >&2
+echo "vm.sh: kernel=$KERNEL" >&2
+echo "vm.sh: QMP_SOCK=$QMP_SOCK  (qom-get path=/machine/peripheral/dut property=counters)" >&2
+
+DUT_MAC=${DUT_MAC:-02:74:30:00:00:01}
+PEER_MAC=${PEER_MAC:-02:74:30:00:00:02}
+
+# firmware: Debian's seabios + qemu data (our build has no pc-bios blobs)
+FW=""
+for d in /usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu; do
+    [ -d "$d" ] && FW="$FW -L $d"
+done
+
+QOPTS="$FW -qmp unix:$QMP_SOCK,server=on,wait=off"
+QOPTS="$QOPTS -netdev hubport,id=p0,hubid=0 -netdev hubport,id=p1,hubid=0"
+QOPTS="$QOPTS -device lan7430,id=dut,netdev=p0,mac=$DUT_MAC${DUT_OPTS:-}"
+QOPTS="$QOPTS -device virtio-net-pci,id=peer,netdev=p1,mac=$PEER_MAC,romfile="
+QOPTS="$QOPTS ${VM_EXTRA_QEMU_OPTS:-}"
+
+# Build the guest command: cd to the repo, export env, run.
+GCMD="cd $(printf %q "$ROOT") && export LAN743X_DUT_MAC=$DUT_MAC LAN743X_PEER_MAC=$PEER_MAC"
+if [ -n "${MODDIR:-}" ]; then
+    GCMD="$GCMD LAN743X_MODDIR=$(printf %q "$(cd "$MODDIR" && pwd)")"
+fi
+GCMD="$GCMD &&"
+for a in "$@"; do GCMD="$GCMD $(printf %q "$a")"; done
+
+APPEND="${VM_APPEND:-}"
+set +e
+timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" \
+    vng -r "$KERNEL" --qemu "$QEMU" --disable-kvm --disable-microvm \
+        --cpus "${VM_CPUS:-2}" --memory "${VM_MEM:-2G}" \
+        ${APPEND:+--append "$APPEND"} \
+        ${VM_RWDIR:+--rwdir "$VM_RWDIR"} \
+        --qemu-opts="$QOPTS" -e "$GCMD"
+rc=$?
+set -e
+rm -f "$QMP_SOCK"
+echo "vm.sh: guest exit status $rc" >&2
+return $rc
+}
+main "$@"
+exit $?
