@@ -28,7 +28,7 @@ set -euo pipefail
 # be edited while a (long) VM run is in progress.
 main() {
 
-local LAB ROOT QMP_SOCK QOPTS GCMD FW APPEND rc a d
+local LAB ROOT QOPTS GCMD FW APPEND rc a d
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$LAB/.." && pwd)
 die() { echo "vm.sh: error: $*" >&2; exit 2; }
