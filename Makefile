@@ -40,3 +40,6 @@ unit: setup
 test: setup
 	@$(PY) lab/check.py --patches $(PATCHES)
 	@$(PY) -m pytest -q -rs tests
+
+bench: setup
+	@$(PY) lab/bench.py

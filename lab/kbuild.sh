@@ -7,7 +7,8 @@
 #   kbuild.sh prepare VARIANT    configure + modules_prepare (for module builds)
 #   kbuild.sh kernel VARIANT     full build: bzImage + modules (VM kernels)
 #   kbuild.sh module VARIANT REV build lan743x.ko of source revision REV
-#                                (a commit of the source tree) and print it
+#                                (a commit of the source tree, 'base', or
+#                                'series' = base + patches/) and print it
 #
 # VARIANT: guest (x86_64 checking kernel), bench (guest without
 # DMA_API_DEBUG), debug (guest + KASAN, kmemleak, lockdep) or armv7-imx.
@@ -126,20 +127,42 @@ kernel() {
 	local variant=$1 src obj
 	[ "$variant" != armv7-imx ] || die "the ARM variant is for module builds only"
 	obj=$(prepare "$variant")
-	[ -e "$obj/.lab-built" ] && { echo "$obj"; return; }
 	src=$(srctree)
+	if [ -e "$obj/.lab-built" ]; then
+		modules_install "$variant" "$src" "$obj"
+		echo "$obj"
+		return
+	fi
 	git -C "$src" checkout -q -f base
 	progress "building the $variant kernel (~15 min cold on 2 cores; ccache helps)"
 	kmake "$variant" "$src" "$obj" -j"$JOBS" bzImage modules
 	touch "$obj/.lab-built"
 	progress "$variant kernel built"
+	modules_install "$variant" "$src" "$obj"
 	echo "$obj"
+}
+
+# modules_install into $obj/mods so the guest can modprobe -d the
+# base kernel's modules (lan743x needs phylink, which is modular here)
+modules_install() {
+	local variant=$1 src=$2 obj=$3
+	[ -e "$obj/mods/.lab-done" ] && return
+	rm -rf "$obj/mods"
+	kmake "$variant" "$src" "$obj" INSTALL_MOD_PATH="$obj/mods" modules_install >/dev/null
+	touch "$obj/mods/.lab-done"
 }
 
 module() {
 	local variant=$1 rev=$2 src obj tree out
 	src=$(srctree)
 	obj=$(prepare "$variant")
+	if [ "$rev" = series ]; then
+		# base + patches/: the series' own module
+		git -C "$src" am --abort >/dev/null 2>&1 || true
+		git -C "$src" checkout -q -f base
+		apply_series "$src"
+		rev=$(git -C "$src" rev-parse HEAD)
+	fi
 	tree=$(git -C "$src" rev-parse "$rev:drivers/net/ethernet/microchip") ||
 		die "no revision $rev in $src"
 	out=$CACHE/modules/$(basename "$obj")/$tree
@@ -153,6 +176,7 @@ module() {
 	echo "$out/lan743x.ko"
 }
 
+main() {
 cmd=${1:-}
 [ -n "$cmd" ] || die "usage: kbuild.sh srctree|objdir|prepare|kernel|module ..."
 shift
@@ -174,3 +198,8 @@ kernel) with_src_lock; kernel "$@" ;;
 module) with_src_lock; module "$@" ;;
 *) die "unknown command '$cmd'" ;;
 esac
+}
+
+# one line, read whole before it runs: editing this file while a build runs
+# cannot make bash execute half a line of the new text
+main "$@"; exit $?

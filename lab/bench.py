@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""The A/B bench (``make bench``): upstream lan743x vs the series' module.
+
+Builds what is missing (bench kernel without DMA_API_DEBUG, both modules,
+QEMU with the LAN7430 model), boots the VM once per swiotlb setting, and in
+each boot loads the two modules alternately (ABAB...) for every cell,
+``--reps`` times. While the guest runs, this process answers the guest's
+requests for emulator counter snapshots over QMP. Results go to
+``results/<timestamp>/``: raw records (JSONL), summary JSON, a markdown
+table (median, min, max, B/A ratio) and PNG plots (lab/report.py).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+LAB = Path(__file__).resolve().parent
+ROOT = LAB.parent
+T0 = time.time()
+
+
+def progress(msg):
+    print(f"[{int(time.time() - T0):4d}s] {msg}", file=sys.stderr, flush=True)
+
+
+def out_of(cmd, **kw):
+    p = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, **kw)
+    if p.returncode:
+        sys.exit(f"error: {' '.join(map(str, cmd))} failed (rc {p.returncode})")
+    return p.stdout.strip().splitlines()[-1]
+
+
+class CounterServer(threading.Thread):
+    """Answer req-N.json files in rpc_dir with the emulator's counters."""
+
+    def __init__(self, rpc_dir, sock):
+        super().__init__(daemon=True)
+        self.rpc_dir, self.sock = Path(rpc_dir), sock
+        self.stop = False
+        self.errors = 0
+
+    def qmp(self, reset):
+        from qemu.qmp.legacy import QEMUMonitorProtocol
+        m = QEMUMonitorProtocol(self.sock)
+        m.connect()
+        try:
+            r = m.cmd("qom-get", path="/machine/peripheral/dut",
+                      property="counters")
+            val = r.get("return")
+            data = json.loads(val) if isinstance(val, str) else val
+            if reset:
+                m.cmd("qom-set", path="/machine/peripheral/dut",
+                      property="reset-counters", value=True)
+            return data
+        finally:
+            m.close()
+
+    def run(self):
+        seen = set()
+        while not self.stop:
+            for req in sorted(self.rpc_dir.glob("req-*.json")):
+                if req.name in seen:
+                    continue
+                seen.add(req.name)
+                n = req.stem.split("-", 1)[1]
+                try:
+                    ask = json.loads(req.read_text())
+                    data = self.qmp(bool(ask.get("reset")))
+                except Exception as e:  # report, never kill the bench
+                    self.errors += 1
+                    data = {"error": f"{type(e).__name__}: {e}"}
+                tmp = self.rpc_dir / f".resp-{n}.tmp"
+                tmp.write_text(json.dumps(data))
+                tmp.rename(self.rpc_dir / f"resp-{n}.json")
+            time.sleep(0.05)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int,
+                    default=int(os.environ.get("BENCH_REPS", 5)))
+    ap.add_argument("--secs", type=int,
+                    default=int(os.environ.get("BENCH_SECS", 5)))
+    ap.add_argument("--cells", default=os.environ.get("BENCH_CELLS", ""))
+    ap.add_argument("--swiotlb", default=os.environ.get(
+        "BENCH_SWIOTLB", "off,force"), help="comma list of off,force")
+    ap.add_argument("--variant", default="bench",
+                    help="kernel variant (bench has no DMA_API_DEBUG)")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    if args.reps < 5:
+        progress(f"note: {args.reps} repetitions; the project's figures "
+                 "need at least 5")
+
+    out = Path(args.out or ROOT / "results" / time.strftime("%Y%m%d-%H%M%S"))
+    out.mkdir(parents=True, exist_ok=True)
+    progress(f"results in {out}")
+
+    progress(f"kernel ({args.variant})")
+    obj = Path(out_of(["bash", str(LAB / "kbuild.sh"), "kernel",
+                       args.variant]))
+    progress("modules: upstream (base) and series (base + patches/)")
+    mod_a = out_of(["bash", str(LAB / "kbuild.sh"), "module", args.variant,
+                    "base"])
+    mod_b = out_of(["bash", str(LAB / "kbuild.sh"), "module", args.variant,
+                    "series"])
+    progress("qemu with the lan7430 model")
+    qemu = out_of(["bash", str(ROOT / "emulator" / "build.sh")])
+
+    meta = {"reps": args.reps, "secs": args.secs, "kernel": str(obj),
+            "upstream": mod_a, "series": mod_b, "qemu": qemu,
+            "series_patches": sorted(p.name for p in
+                                     (ROOT / "patches").glob("0*.patch")),
+            "emulated": True}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1))
+
+    for sw in [s for s in args.swiotlb.split(",") if s]:
+        if sw not in ("off", "force"):
+            sys.exit(f"error: --swiotlb takes off,force, not {sw!r}")
+        rpc = out / f"rpc-{sw}"
+        rpc.mkdir(exist_ok=True)
+        sock = f"/tmp/lan743x-bench-{os.getpid()}-{sw}.sock"
+        server = CounterServer(rpc, sock)
+        server.start()
+        guest = ["python3", str(LAB / "guest" / "bench_guest.py"),
+                 "--module", f"upstream={mod_a}", "--module",
+                 f"series={mod_b}", "--reps", str(args.reps), "--secs",
+                 str(args.secs), "--out", str(out), "--rpc", str(rpc),
+                 "--tag", f"swiotlb={sw}"]
+        if args.cells:
+            guest += ["--cells", args.cells]
+        env = dict(os.environ, KERNEL=str(obj / "arch/x86/boot/bzImage"),
+                   MODDIR=str(obj / "mods"), QEMU=qemu, QMP_SOCK=sock,
+                   VM_RWDIR=str(out),
+                   VM_APPEND="swiotlb=force" if sw == "force" else "")
+        progress(f"booting the VM (swiotlb={sw}); {args.reps} reps")
+        rc = subprocess.run(["bash", str(LAB / "vm.sh"), "--"] + guest,
+                            env=env).returncode
+        server.stop = True
+        if rc:
+            sys.exit(f"error: the guest bench failed (swiotlb={sw}, rc {rc})")
+        if server.errors:
+            progress(f"warning: {server.errors} counter snapshots failed")
+
+    progress("report")
+    rc = subprocess.run([sys.executable, str(LAB / "report.py"),
+                         str(out)]).returncode
+    sys.exit(rc)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+"""Guest side of the A/B bench: runs inside the VM (or on a board) as root.
+
+For each repetition it loads module A and module B in turn (ABAB...), brings
+the device under test up against the peer (a network namespace in the VM,
+or a remote host over ssh on real hardware), runs each cell with iperf3 and
+records, per cell: throughput and retransmits (iperf3 -J), guest CPU time,
+interrupts of the DUT's vectors, NAPI polls with their work/budget
+histogram and the frames they delivered, DMA map/unmap/sync calls and bytes
+of the DUT (kernel dma:* tracepoints), and -- when the host answers
+snapshot requests in the RPC directory -- the emulator's counters.
+
+One JSON object per line goes to OUT/records.jsonl.
+"""
+
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TRACEFS = Path("/sys/kernel/tracing")
+EVENTS = ["napi/napi_poll", "dma/dma_map_page", "dma/dma_unmap_page",
+          "dma/dma_sync_single_for_cpu", "dma/dma_sync_single_for_device",
+          "net/netif_receive_skb", "net/napi_gro_receive_entry",
+          "page_pool/page_pool_state_hold", "kmem/mm_page_alloc"]
+DUT_IP, PEER_IP = "10.77.0.1", "10.77.0.2"
+
+CELLS = {
+    # name: (mtu, direction seen from the DUT, iperf3 client args)
+    "tcp-rx-1500": (1500, "rx", ["-P", "4"]),
+    "tcp-tx-1500": (1500, "tx", ["-P", "4"]),
+    "tcp-rx-9000": (9000, "rx", ["-P", "4"]),
+    "tcp-tx-9000": (9000, "tx", ["-P", "4"]),
+    "udp-rx-64": (1500, "rx", ["-u", "-l", "64", "-b", "20M"]),
+}
+
+
+def log(msg):
+    print(f"[bench-guest {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def sh(cmd, check=True, **kw):
+    p = subprocess.run(cmd, shell=isinstance(cmd, str), text=True,
+                       capture_output=True, **kw)
+    if check and p.returncode:
+        raise RuntimeError(f"{cmd}: rc={p.returncode}\n{p.stdout}{p.stderr}")
+    return p.stdout
+
+
+def find_if(driver):
+    for d in glob.glob("/sys/class/net/*/device/driver"):
+        if os.path.basename(os.readlink(d)) == driver:
+            return d.split("/")[4]
+    return None
+
+
+def pci_addr(iface):
+    return os.path.basename(os.readlink(f"/sys/class/net/{iface}/device"))
+
+
+class Rpc:
+    """Ask the host for emulator counter snapshots through a shared dir."""
+
+    def __init__(self, path):
+        self.path = Path(path) if path else None
+        self.n = 0
+
+    def snapshot(self, reset=False):
+        if not self.path:
+            return None
+        self.n += 1
+        req = self.path / f"req-{self.n}.json"
+        resp = self.path / f"resp-{self.n}.json"
+        tmp = self.path / f".req-{self.n}.tmp"
+        tmp.write_text(json.dumps({"reset": reset}))
+        tmp.rename(req)
+        for _ in range(200):
+            if resp.exists():
+                try:
+                    return json.loads(resp.read_text())
+                except json.JSONDecodeError:
+                    pass
+            time.sleep(0.05)
+        log("no answer from the host for emulator counters")
+        return None
+
+
+class Tracer:
+    def __init__(self, dut, pci):
+        self.dut, self.pci = dut, pci
+        self.ok = TRACEFS.joinpath("events").exists()
+        if not self.ok:
+            sh("mount -t tracefs nodev /sys/kernel/tracing", check=False)
+            self.ok = TRACEFS.joinpath("events").exists()
+        self.events = [e for e in EVENTS
+                       if TRACEFS.joinpath("events", e).exists()]
+
+    def start(self):
+        if not self.ok:
+            return
+        (TRACEFS / "tracing_on").write_text("0")
+        (TRACEFS / "buffer_size_kb").write_text("65536")
+        (TRACEFS / "trace").write_text("")
+        for e in self.events:
+            (TRACEFS / "events" / e / "enable").write_text("1")
+        (TRACEFS / "tracing_on").write_text("1")
+
+    def stop(self):
+        if not self.ok:
+            return {}
+        (TRACEFS / "tracing_on").write_text("0")
+        for e in self.events:
+            (TRACEFS / "events" / e / "enable").write_text("0")
+        overrun = 0
+        for st in glob.glob(str(TRACEFS / "per_cpu/cpu*/stats")):
+            m = re.search(r"overrun: (\d+)", Path(st).read_text())
+            overrun += int(m.group(1)) if m else 0
+        return self.parse((TRACEFS / "trace").read_text(errors="replace"),
+                          overrun)
+
+    def parse(self, text, overrun):
+        r = collections.Counter()
+        hist = collections.Counter()
+        per_poll = []  # frames delivered per poll, per CPU
+        pending = collections.Counter()
+        orders = collections.Counter()
+        for line in text.splitlines():
+            if line.startswith("#"):
+                continue
+            m = re.search(r"\[(\d+)\].*?\s(\w+): (.*)$", line)
+            if not m:
+                continue
+            cpu, ev, rest = m.group(1), m.group(2), m.group(3)
+            if ev == "napi_poll":
+                mm = re.search(r"device (\S+) work (\d+) budget (\d+)", rest)
+                if not mm or mm.group(1) != self.dut:
+                    continue
+                work, budget = int(mm.group(2)), int(mm.group(3))
+                r["napi_polls"] += 1
+                r["napi_work"] += work
+                if budget:
+                    hist[min(10, work * 10 // budget)] += 1
+                    r["napi_full_budget"] += work >= budget
+                per_poll.append(pending[cpu])
+                pending[cpu] = 0
+            elif ev in ("netif_receive_skb", "napi_gro_receive_entry"):
+                if f"dev={self.dut} " in rest + " " or \
+                        f"dev={self.dut}" in rest:
+                    r["rx_skbs_" + ev] += 1
+                    pending[cpu] += 1
+            elif ev.startswith("dma_"):
+                if not rest.startswith(self.pci + " "):
+                    continue
+                mm = re.search(r"dir=(\w+) .*?size=(\d+)", rest)
+                if not mm:
+                    continue
+                key = f"{ev}_{mm.group(1).lower()}"
+                r[key + "_calls"] += 1
+                r[key + "_bytes"] += int(mm.group(2))
+            elif ev == "page_pool_state_hold":
+                r["page_pool_hold"] += 1
+            elif ev == "mm_page_alloc":
+                mm = re.search(r"order=(\d+)", rest)
+                if mm:
+                    orders[int(mm.group(1))] += 1
+        out = dict(r)
+        out["napi_hist_tenths"] = {str(k): v for k, v in sorted(hist.items())}
+        out["frames_per_poll_max"] = max(per_poll) if per_poll else 0
+        out["page_alloc_orders_global"] = {str(k): v for k, v
+                                           in sorted(orders.items())}
+        out["trace_overrun"] = overrun
+        return out
+
+
+def irq_counts(dut, pci):
+    total = 0
+    per = {}
+    for line in Path("/proc/interrupts").read_text().splitlines()[1:]:
+        if dut not in line and pci not in line and "lan743x" not in line:
+            continue
+        parts = line.split()
+        nums = [int(x) for x in parts[1:] if x.isdigit()]
+        n = sum(nums[:os.cpu_count()])
+        per[parts[0].rstrip(":") + ":" + parts[-1]] = n
+        total += n
+    return total, per
+
+
+def sysstat(dev, name):
+    return int(Path(f"/sys/class/net/{dev}/statistics/{name}").read_text())
+
+
+def cpu_ticks():
+    f = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    v = [int(x) for x in f]
+    idle = v[3] + v[4]
+    return sum(v) - idle, sum(v)
+
+
+def ethtool_stats(dut):
+    out = sh(["ethtool", "-S", dut], check=False)
+    st = {}
+    for line in out.splitlines()[1:]:
+        if ":" in line:
+            k, v = line.rsplit(":", 1)
+            try:
+                st[k.strip()] = int(v)
+            except ValueError:
+                pass
+    return st
+
+
+class Net:
+    """The DUT and its peer: a netns in the VM, or ssh to a remote host."""
+
+    def __init__(self, dut, peer_if, remote):
+        self.dut, self.peer_if, self.remote = dut, peer_if, remote
+
+    def peer(self, cmd):
+        if self.remote:
+            return ["ssh", "-o", "BatchMode=yes", self.remote,
+                    " ".join(shlex.quote(c) for c in cmd)]
+        return ["ip", "netns", "exec", "peer"] + cmd
+
+    def setup(self):
+        if not self.remote:
+            sh("ip netns del peer", check=False)
+            sh("ip netns add peer")
+            sh(["ip", "link", "set", self.peer_if, "netns", "peer"])
+            sh(["ip", "-n", "peer", "addr", "add", PEER_IP + "/24", "dev",
+                self.peer_if])
+            sh(["ip", "-n", "peer", "link", "set", self.peer_if, "up"])
+            sh(["ip", "-n", "peer", "link", "set", "lo", "up"])
+
+    def set_mtu(self, mtu):
+        sh(["ip", "link", "set", self.dut, "mtu", str(mtu)])
+        if self.remote:
+            return
+        sh(["ip", "-n", "peer", "link", "set", self.peer_if, "mtu", str(mtu)])
+
+    def dut_up(self):
+        sh(["ip", "addr", "flush", "dev", self.dut], check=False)
+        sh(["ip", "addr", "add", DUT_IP + "/24", "dev", self.dut])
+        sh(["ip", "link", "set", self.dut, "up"])
+        for _ in range(100):
+            if "Link detected: yes" in sh(["ethtool", self.dut], check=False):
+                break
+            time.sleep(0.1)
+        for _ in range(30):
+            if subprocess.run(["ping", "-c1", "-W1", PEER_IP],
+                              capture_output=True).returncode == 0:
+                return True
+        return False
+
+
+def load_module(path):
+    sh(["rmmod", "lan743x"], check=False)
+    sh(["insmod", path])
+    for _ in range(50):
+        if find_if("lan743x"):
+            return find_if("lan743x")
+        time.sleep(0.1)
+    raise RuntimeError(f"no lan743x interface after insmod {path}")
+
+
+def run_cell(net, name, secs, tracer, rpc, dut, pci):
+    mtu, direction, args = CELLS[name]
+    net.set_mtu(mtu)
+    srv = subprocess.Popen(
+        (["iperf3", "-s", "-1", "-B", DUT_IP] if direction == "rx"
+         else net.peer(["iperf3", "-s", "-1", "-B", PEER_IP])),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    client = (net.peer(["iperf3", "-c", DUT_IP, "-t", str(secs), "-J"] + args)
+              if direction == "rx" else
+              ["iperf3", "-c", PEER_IP, "-t", str(secs), "-J"] + args)
+    emu0 = rpc.snapshot(reset=True)
+    irq0, _ = irq_counts(dut, pci)
+    st0 = ethtool_stats(dut)
+    c0 = {"rx": sysstat(dut, "rx_packets"), "tx": sysstat(dut, "tx_packets")}
+    busy0, tot0 = cpu_ticks()
+    tracer.start()
+    p = subprocess.run(client, text=True, capture_output=True,
+                       timeout=secs + 60)
+    trace = tracer.stop()
+    busy1, tot1 = cpu_ticks()
+    irq1, _ = irq_counts(dut, pci)
+    st1 = ethtool_stats(dut)
+    emu1 = rpc.snapshot()
+    srv.wait(timeout=10) if srv.poll() is None else None
+    if srv.poll() is None:
+        srv.kill()
+    rec = {"cell": name, "mtu": mtu, "dir": direction}
+    try:
+        j = json.loads(p.stdout)
+        end = j["end"]
+        if "sum_received" in end:
+            rec["mbit_s"] = end["sum_received"]["bits_per_second"] / 1e6
+            rec["retransmits"] = end["sum_sent"].get("retransmits", 0)
+        else:
+            rec["mbit_s"] = end["sum"]["bits_per_second"] / 1e6
+            rec["udp_lost_percent"] = end["sum"].get("lost_percent")
+            rec["udp_packets"] = end["sum"].get("packets")
+    except (ValueError, KeyError) as e:
+        rec["error"] = f"iperf3 output unusable: {e}: {p.stderr[-300:]}"
+    rx_pk = sysstat(dut, "rx_packets") - c0["rx"]
+    tx_pk = sysstat(dut, "tx_packets") - c0["tx"]
+    rec["packets"] = rx_pk if direction == "rx" else tx_pk
+    rec["rx_frames"], rec["tx_frames"] = rx_pk, tx_pk
+    rec["irqs"] = irq1 - irq0
+    rec["cpu_busy_ticks"] = busy1 - busy0
+    rec["cpu_total_ticks"] = tot1 - tot0
+    rec["trace"] = trace
+    rec["ethtool_delta"] = {k: st1[k] - st0.get(k, 0) for k in st1
+                            if st1[k] != st0.get(k, 0)}
+    if emu1:
+        rec["emulator"] = emu1
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--module", action="append", required=True,
+                    help="NAME=PATH of a lan743x.ko; two for A/B")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--secs", type=int, default=5)
+    ap.add_argument("--cells", default=",".join(CELLS))
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--rpc", help="directory the host answers in")
+    ap.add_argument("--remote", help="ssh destination of the peer (boards)")
+    ap.add_argument("--tag", default="", help="label, e.g. swiotlb=force")
+    args = ap.parse_args()
+    mods = [m.split("=", 1) for m in args.module]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rpc = Rpc(args.rpc)
+    # lan743x's dependencies (phylink & co) from the kernel's module tree
+    moddir = os.environ.get("LAN743X_MODDIR")
+    dflag = ["-d", moddir] if moddir and Path(moddir, "lib").exists() else []
+    sh(["modprobe"] + dflag + ["lan743x"], check=False)
+    sh(["rmmod", "lan743x"], check=False)
+    peer_if = None if args.remote else find_if("virtio_net")
+    if not args.remote and not peer_if:
+        sys.exit("error: no virtio-net peer interface found in the guest")
+    cells = [c for c in args.cells.split(",") if c]
+    bad = [c for c in cells if c not in CELLS]
+    if bad:
+        sys.exit(f"error: unknown cells {bad}; known: {list(CELLS)}")
+    first = True
+    with open(out / "records.jsonl", "a") as f:
+        for rep in range(1, args.reps + 1):
+            for name, path in mods:
+                dut = load_module(path)
+                pci = pci_addr(dut)
+                net = Net(dut, peer_if, args.remote)
+                if first:
+                    net.setup()
+                    first = False
+                if not net.dut_up():
+                    log(f"{name}: peer unreachable, cell skipped")
+                tracer = Tracer(dut, pci)
+                for cell in cells:
+                    log(f"rep {rep}/{args.reps} {name} {cell}")
+                    rec = run_cell(net, cell, args.secs, tracer, rpc, dut, pci)
+                    rec.update(rep=rep, module=name, tag=args.tag)
+                    f.write(json.dumps(rec) + "\n")
+                    f.flush()
+                    log(f"  {rec.get('mbit_s', 0):.1f} Mbit/s, "
+                        f"{rec['packets']} pkts, {rec['irqs']} irqs"
+                        + (f" ERROR {rec['error']}" if "error" in rec else ""))
+    log("done")
+
+
+if __name__ == "__main__":
+    main()

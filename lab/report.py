@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Turn a bench results directory into summary.json, table.md and plots.
+
+Per (swiotlb setting, cell, module) each metric is reduced to median, min
+and max over the repetitions; the table shows upstream (A) and series (B)
+side by side with the B/A ratio of the medians. Per-packet figures divide
+by the packets the DUT moved in the cell's direction (netdev counters).
+"""
+
+import collections
+import json
+import statistics
+import sys
+from pathlib import Path
+
+USER_HZ_US = 10000  # one /proc/stat tick in microseconds (USER_HZ = 100)
+
+
+def per_pkt(rec, value):
+    pk = rec.get("packets") or 0
+    return value / pk if pk else None
+
+
+def metrics(rec):
+    """The figures of one record, None where the source is missing."""
+    t = rec.get("trace", {})
+    emu = rec.get("emulator") or {}
+    mmio = emu.get("mmio", {}) if "error" not in emu else {}
+    m = {
+        "Mbit/s": rec.get("mbit_s"),
+        "retransmits": rec.get("retransmits"),
+        "CPU us/pkt": per_pkt(rec, rec.get("cpu_busy_ticks", 0) * USER_HZ_US),
+        "IRQs/pkt": per_pkt(rec, rec.get("irqs", 0)),
+        "NAPI polls/pkt": per_pkt(rec, t.get("napi_polls", 0))
+        if t else None,
+        "work/poll": (t["napi_work"] / t["napi_polls"])
+        if t.get("napi_polls") else None,
+        "full-budget polls %": (100 * t.get("napi_full_budget", 0) /
+                                t["napi_polls"]) if t.get("napi_polls")
+        else None,
+        "dma map calls/pkt": per_pkt(rec, sum(
+            v for k, v in t.items() if k.startswith("dma_map_page")
+            and k.endswith("_calls"))) if t else None,
+        "dma unmap calls/pkt": per_pkt(rec, sum(
+            v for k, v in t.items() if k.startswith("dma_unmap_page")
+            and k.endswith("_calls"))) if t else None,
+        "map bytes/pkt": per_pkt(rec, sum(
+            v for k, v in t.items() if k.startswith("dma_map_page")
+            and k.endswith("_bytes"))) if t else None,
+        "sync-cpu bytes/pkt": per_pkt(rec, sum(
+            v for k, v in t.items() if k.startswith("dma_sync_single_for_cpu")
+            and k.endswith("_bytes"))) if t else None,
+        "sync-dev bytes/pkt": per_pkt(rec, sum(
+            v for k, v in t.items()
+            if k.startswith("dma_sync_single_for_device")
+            and k.endswith("_bytes"))) if t else None,
+    }
+    if mmio:
+        rx_tail = sum(v["w"] for k, v in mmio.items()
+                      if k.startswith("RX_TAIL"))
+        tx_tail = sum(v["w"] for k, v in mmio.items()
+                      if k.startswith("TX_TAIL"))
+        m["RX tail writes/pkt"] = per_pkt(rec, rx_tail)
+        m["TX tail writes/pkt"] = per_pkt(rec, tx_tail)
+        m["emu IRQs/pkt"] = per_pkt(rec, sum(emu.get("irq_per_vector", [])))
+        m["emu RX frames"] = emu.get("rx_frames")
+        m["emu RX no-desc drops"] = emu.get("rx_drop_no_desc")
+    return m
+
+
+def reduce(values):
+    v = [x for x in values if x is not None]
+    if not v:
+        return None
+    return {"median": statistics.median(v), "min": min(v), "max": max(v),
+            "n": len(v)}
+
+
+def fmt(x):
+    if x is None:
+        return "n/a"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    if abs(x) >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3g}"
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: report.py RESULTS_DIR")
+    d = Path(sys.argv[1])
+    recs = [json.loads(x) for x in (d / "records.jsonl").read_text()
+            .splitlines() if x.strip()]
+    if not recs:
+        sys.exit(f"error: no records in {d}/records.jsonl")
+    groups = collections.defaultdict(list)
+    for r in recs:
+        groups[(r.get("tag", ""), r["cell"], r["module"])].append(r)
+    summary = {}
+    for (tag, cell, mod), rs in sorted(groups.items()):
+        ms = [metrics(r) for r in rs]
+        keys = sorted({k for m in ms for k in m})
+        summary.setdefault(tag, {}).setdefault(cell, {})[mod] = {
+            k: reduce([m.get(k) for m in ms]) for k in keys}
+        errs = [r["error"] for r in rs if "error" in r]
+        if errs:
+            summary[tag][cell][mod]["errors"] = errs
+    (d / "summary.json").write_text(json.dumps(summary, indent=1))
+
+    mods = sorted({r["module"] for r in recs},
+                  key=lambda m: (m != "upstream", m))
+    a, b = (mods + [None, None])[:2]
+    lines = ["# lan743x A/B bench (emulated LAN7430 under TCG)", "",
+             f"A = {a}, B = {b}; each cell: median [min, max] over "
+             f"{max(len(v) for v in groups.values())} repetitions, modules "
+             "loaded alternately in the same VM. Throughput and CPU are "
+             "emulated figures; per-packet counters are the primary ones.",
+             ""]
+    if not any(r.get("emulator") for r in recs):
+        lines += ["No emulator counters in these records (real hardware, "
+                  "or the counter RPC failed): doorbell columns are n/a.", ""]
+    ratios = []
+    for tag, cells in summary.items():
+        lines += [f"## {tag or 'default'}", "",
+                  f"| cell | metric | {a} | {b} | B/A |",
+                  "|---|---|---|---|---|"]
+        for cell, per in cells.items():
+            keys = sorted(set(per.get(a, {})) | set(per.get(b, {})))
+            for k in keys:
+                if k == "errors":
+                    continue
+                va, vb = per.get(a, {}).get(k), per.get(b, {}).get(k)
+
+                def cellfmt(v):
+                    return "n/a" if not v else \
+                        f"{fmt(v['median'])} [{fmt(v['min'])}, " \
+                        f"{fmt(v['max'])}]"
+                ratio = (vb["median"] / va["median"]
+                         if va and vb and va["median"] else None)
+                if ratio is not None:
+                    ratios.append((f"{tag} {cell} {k}", ratio))
+                lines.append(f"| {cell} | {k} | {cellfmt(va)} | "
+                             f"{cellfmt(vb)} | {fmt(ratio)} |")
+        lines.append("")
+    (d / "table.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        keep = [(n, r) for n, r in ratios if any(
+            s in n for s in ("Mbit/s", "IRQs/pkt", "tail writes",
+                             "polls/pkt", "CPU us/pkt", "bytes/pkt"))]
+        if keep:
+            fig, ax = plt.subplots(figsize=(10, max(3, len(keep) * 0.25)))
+            ax.barh([n for n, _ in keep], [r for _, r in keep])
+            ax.axvline(1.0, color="k", lw=0.8)
+            ax.set_xlabel(f"B/A ratio of medians ({b} / {a})")
+            ax.tick_params(axis="y", labelsize=6)
+            fig.tight_layout()
+            fig.savefig(d / "ratios.png", dpi=120)
+    except ImportError:
+        print("note: matplotlib missing, no plots", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
