@@ -1,0 +1,238 @@
+#!/bin/bash
+# Guest-side end-to-end test of the lan743x driver against the LAN7430 model.
+# Run inside the VM:  lab/vm.sh lab/guest/e2e.sh
+# Env: E2E_IPERF_TIME (s, default 10), E2E_XFER_MB (default 64),
+#      E2E_UPDOWN (default 20), E2E_RELOAD (default 10), LAN743X_MODDIR.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+IPERF_T=${E2E_IPERF_TIME:-10}
+XFER_MB=${E2E_XFER_MB:-64}
+NUPDOWN=${E2E_UPDOWN:-20}
+NRELOAD=${E2E_RELOAD:-10}
+DUT_IP=10.74.30.1
+PEER_IP=10.74.30.2
+FAILS=0
+RESULTS=()
+
+pass() { echo "PASS: $*"; RESULTS+=("PASS: $*"); }
+fail() { echo "FAIL: $*"; RESULTS+=("FAIL: $*"); FAILS=$((FAILS + 1)); }
+info() { echo "---- $*"; }
+P() { ip netns exec peer "$@"; }
+
+find_dut() {
+    local n
+    for n in /sys/class/net/*; do
+        [ "$(basename "$(readlink -f "$n/device/driver" 2>/dev/null)")" = lan743x ] &&
+            { basename "$n"; return 0; }
+    done
+    return 1
+}
+
+wait_dut() {    # wait for the interface to exist
+    local i
+    for i in $(seq 1 100); do
+        DUT=$(find_dut) && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+wait_link() {   # wait for carrier on $DUT
+    local i
+    for i in $(seq 1 100); do
+        [ "$(cat /sys/class/net/$DUT/carrier 2>/dev/null)" = 1 ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+load_driver() {
+    if [ -n "${LAN743X_MODDIR:-}" ]; then
+        if [ -d "$LAN743X_MODDIR/lib/modules" ]; then
+            modprobe -d "$LAN743X_MODDIR" lan743x
+        else
+            modprobe phylink 2>/dev/null; modprobe microchip 2>/dev/null
+            insmod "$(find "$LAN743X_MODDIR" -name 'lan743x.ko*' | head -1)"
+        fi
+    else
+        modprobe lan743x
+    fi
+}
+
+dmesg_bad() {   # print suspicious kernel log lines since marker $1
+    dmesg | awk -v m="$1" 'f; index($0, m) {f=1}' |
+        grep -E -i "WARNING|BUG|Call Trace|lan743x.*(error|fail|timeout|warn)|TR Register|DMA-API|refcount|list_(add|del) corruption|hung task|NETDEV WATCHDOG|timed out" || true
+}
+mark() { echo "lan743x-e2e-mark-$1" > /dev/kmsg; echo "lan743x-e2e-mark-$1"; }
+
+ping_ok() {     # ping_ok <netns-prefix|""> <dst> <size>
+    local pre=$1 dst=$2 sz=$3
+    $pre ping -c 3 -i 0.2 -W 3 -M do -s "$sz" "$dst" >/tmp/ping.out 2>&1
+}
+
+set_mtu() {
+    ip link set dev "$DUT" mtu "$1" && P ip link set dev "$PEER" mtu "$1"
+}
+
+iperf_run() {   # iperf_run <mtu> <dir: tx|rx>
+    local mtu=$1 dir=$2 extra="" out
+    [ "$dir" = rx ] && extra="-R"
+    out=$(timeout $((IPERF_T + 60)) iperf3 -c "$PEER_IP" -P 4 -t "$IPERF_T" $extra -J 2>/dev/null)
+    python3 -c '
+import json,sys
+d=json.loads(sys.stdin.read())
+e=d["end"]
+r=e.get("sum_received",{}).get("bits_per_second",0)/1e6
+s=e.get("sum_sent",{}).get("bits_per_second",0)/1e6
+rt=e.get("sum_sent",{}).get("retransmits",0)
+print("%.1f %.1f %d"%(r,s,rt))' <<<"$out" 2>/dev/null
+}
+
+xfer_run() {    # xfer_run <mtu> <dir: tx|rx>
+    local mtu=$1 dir=$2 rres sres port=$((5300 + RANDOM % 1000))
+    if [ "$dir" = tx ]; then
+        P python3 "$HERE/xfer.py" recv $port >/tmp/xfer.recv 2>&1 &
+        sleep 1
+        sres=$(timeout 600 python3 "$HERE/xfer.py" send "$PEER_IP" $port /tmp/e2e.blob)
+    else
+        python3 "$HERE/xfer.py" recv $port >/tmp/xfer.recv 2>&1 &
+        sleep 1
+        sres=$(timeout 600 ip netns exec peer python3 "$HERE/xfer.py" send "$DUT_IP" $port /tmp/e2e.blob)
+    fi
+    wait
+    rres=$(tail -1 /tmp/xfer.recv)
+    echo "sent=[$sres] recv=[$rres]"
+    [ -n "$sres" ] && [ "$sres" = "$rres" ]
+}
+
+# ---------------------------------------------------------------------------
+M0=$(date +%s%N)
+mark "$M0-start" >/dev/null
+info "kernel $(uname -r)"
+
+# 1. probe
+if ! find_dut >/dev/null; then
+    load_driver 2>/dev/null
+fi
+if wait_dut; then pass "probe: lan743x bound to $DUT"; else fail "probe: no lan743x interface"; exit 1; fi
+PEER=""
+for n in /sys/class/net/*; do
+    [ "$(cat $n/address)" = "${LAN743X_PEER_MAC:-02:74:30:00:00:02}" ] && PEER=$(basename $n)
+done
+[ -n "$PEER" ] && pass "peer: virtio-net $PEER" || { fail "peer: virtio-net peer not found"; exit 1; }
+bad=$(dmesg | grep -E -i "lan743x|microchip|LAN88xx" | grep -E -i "warn|error|fail|timeout" || true)
+if [ -z "$bad" ] && ! dmesg | grep -q "Call Trace"; then pass "probe: dmesg clean"; else fail "probe: dmesg: $bad"; fi
+dmesg | grep -E "lan743x" | sed 's/^/    /'
+
+# 2. link
+ip link set "$DUT" up
+if wait_link; then pass "link up"; else fail "link did not come up"; fi
+sp=$(ethtool "$DUT" | awk '/Speed:/{print $2}'); dx=$(ethtool "$DUT" | awk '/Duplex:/{print $2}')
+[ "$sp" = 1000Mb/s ] && [ "$dx" = Full ] && pass "link 1000/full ($sp $dx)" || fail "link speed/duplex $sp $dx"
+
+# 3. ethtool
+info "ethtool -i";  ethtool -i "$DUT" && pass "ethtool -i" || fail "ethtool -i"
+info "ethtool -k";  ethtool -k "$DUT" | grep -E "^(rx-checksumming|tx-checksumming|scatter-gather|tcp-segmentation-offload):" && pass "ethtool -k" || fail "ethtool -k"
+info "ethtool -S";  ethtool -S "$DUT" | head -20 && pass "ethtool -S" || fail "ethtool -S"
+
+# 4. namespaces and addresses
+ip netns add peer
+ip link set "$PEER" netns peer
+P ip link set lo up
+P ip link set "$PEER" up
+P ip addr add $PEER_IP/24 dev "$PEER"
+ip addr add $DUT_IP/24 dev "$DUT"
+P iperf3 -s -D >/dev/null 2>&1
+dd if=/dev/urandom of=/tmp/e2e.blob bs=1M count="$XFER_MB" status=none
+sleep 1
+
+declare -A IPERF
+for mtu in 1500 9000; do
+    info "MTU $mtu (set on the running interface)"
+    if set_mtu $mtu; then pass "ip link set mtu $mtu"; else fail "ip link set mtu $mtu"; fi
+    sz=$((mtu - 28))
+    ping_ok "" $PEER_IP $sz && pass "ping DUT->peer mtu $mtu" || { fail "ping DUT->peer mtu $mtu"; cat /tmp/ping.out; }
+    ping_ok "P" $DUT_IP $sz && pass "ping peer->DUT mtu $mtu" || { fail "ping peer->DUT mtu $mtu"; cat /tmp/ping.out; }
+    for dir in tx rx; do
+        r=$(iperf_run $mtu $dir)
+        rx=${r%% *}
+        if [ -n "$r" ] && awk -v v="$rx" 'BEGIN{exit !(v > 1)}'; then
+            pass "iperf3 -P 4 mtu $mtu $dir: ${rx} Mbit/s (recv) [recv sent retrans: $r]"
+        else
+            fail "iperf3 -P 4 mtu $mtu $dir: '$r'"
+        fi
+        IPERF["$mtu-$dir"]=$rx
+    done
+    for dir in tx rx; do
+        out=$(xfer_run $mtu $dir)
+        if [ $? -eq 0 ]; then pass "sha256 ${XFER_MB}MiB mtu $mtu $dir: $out"; else fail "sha256 ${XFER_MB}MiB mtu $mtu $dir: $out"; cat /tmp/xfer.recv; fi
+    done
+done
+set_mtu 1500
+
+# 5. RSS: spread over the 4 RX channels with a real key and check queues
+info "RSS"
+key=$(python3 -c 'import os;print(":".join("%02x"%b for b in os.urandom(40)))')
+if ethtool -X "$DUT" equal 4 hkey "$key" 2>/dev/null; then
+    before=$(ethtool -S "$DUT" | awk '/RX Queue [0-3] Frames/{printf "%s ",$NF}')
+    timeout 60 iperf3 -c "$PEER_IP" -P 8 -t 3 -R >/dev/null 2>&1
+    after=$(ethtool -S "$DUT" | awk '/RX Queue [0-3] Frames/{printf "%s ",$NF}')
+    used=$(python3 -c "b='$before'.split();a='$after'.split();print(sum(1 for x,y in zip(b,a) if int(y)-int(x)>10))")
+    [ "$used" -ge 2 ] && pass "RSS: $used RX queues used (before [$before] after [$after])" || fail "RSS: only $used queue(s) used (before [$before] after [$after])"
+    ethtool -X "$DUT" default 2>/dev/null || ethtool -X "$DUT" equal 1 2>/dev/null
+else
+    fail "RSS: ethtool -X failed"
+fi
+
+# 6. down/up
+info "down/up x$NUPDOWN"
+M1=$(date +%s%N); mark "$M1-updown" >/dev/null
+ok=1
+for i in $(seq 1 "$NUPDOWN"); do
+    ip link set "$DUT" down || ok=0
+    ip link set "$DUT" up || ok=0
+    wait_link || { ok=0; echo "no link after up #$i"; }
+done
+ping_ok "" $PEER_IP 56 || ok=0
+b=$(dmesg_bad "$M1-updown")
+[ $ok = 1 ] && [ -z "$b" ] && pass "down/up x$NUPDOWN" || fail "down/up x$NUPDOWN: $b"
+
+# 7. rmmod/insmod
+info "rmmod/insmod x$NRELOAD"
+M2=$(date +%s%N); mark "$M2-reload" >/dev/null
+ok=1
+for i in $(seq 1 "$NRELOAD"); do
+    modprobe -r lan743x || rmmod lan743x || { ok=0; echo "rmmod failed #$i"; }
+    load_driver || { ok=0; echo "load failed #$i"; }
+    wait_dut || { ok=0; echo "no interface after load #$i"; }
+done
+if wait_dut; then
+    ip addr add $DUT_IP/24 dev "$DUT" 2>/dev/null
+    ip link set "$DUT" up
+    wait_link || ok=0
+    sleep 1
+    ping_ok "" $PEER_IP 56 || { ok=0; cat /tmp/ping.out; }
+fi
+b=$(dmesg_bad "$M2-reload")
+[ $ok = 1 ] && [ -z "$b" ] && pass "rmmod/insmod x$NRELOAD + ping" || fail "rmmod/insmod x$NRELOAD: $b"
+
+# 8. DMA-API debug
+if [ -d /sys/kernel/debug/dma-api ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null && [ -d /sys/kernel/debug/dma-api ]; then
+    e=$(cat /sys/kernel/debug/dma-api/error_count)
+    [ "$e" = 0 ] && pass "DMA-API debug: 0 errors" || fail "DMA-API debug: $e errors"
+else
+    echo "SKIP: DMA-API debug not enabled in this kernel"
+fi
+
+# 9. whole-run kernel log
+b=$(dmesg_bad "$M0-start")
+[ -z "$b" ] && pass "dmesg clean for the whole run" || fail "dmesg: $b"
+
+P pkill iperf3 2>/dev/null
+echo
+echo "==== iperf3 (Mbit/s, -P 4, receiver side) ===="
+for k in 1500-tx 1500-rx 9000-tx 9000-rx; do echo "  mtu ${k%-*} ${k#*-}: ${IPERF[$k]:-n/a}"; done
+echo "==== summary ===="
+printf '%s\n' "${RESULTS[@]}"
+if [ $FAILS -eq 0 ]; then echo "E2E RESULT: PASS"; exit 0; fi
+echo "E2E RESULT: FAIL ($FAILS failures)"; exit 1
