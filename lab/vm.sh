@@ -21,6 +21,7 @@
 #   DUT_OPTS   extra ",prop=val" for -device lan7430 (e.g. ",msix=off")
 #   VM_EXTRA_QEMU_OPTS  extra QEMU arguments
 #   VM_APPEND  extra kernel command line
+#   E2E_*, LAN743X_*  forwarded into the guest command's environment
 #   VM_RWDIR   a host directory the guest may write (results, bench RPC)
 set -euo pipefail
 
@@ -28,7 +29,7 @@ set -euo pipefail
 # be edited while a (long) VM run is in progress.
 main() {
 
-local LAB ROOT QOPTS GCMD FW APPEND rc a d
+local v LAB ROOT QOPTS GCMD FW APPEND rc a d
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$LAB/.." && pwd)
 die() { echo "vm.sh: error: $*" >&2; exit 2; }
@@ -72,6 +73,9 @@ QOPTS="$QOPTS ${VM_EXTRA_QEMU_OPTS:-}"
 
 # Build the guest command: cd to the repo, export env, run.
 GCMD="cd $(printf %q "$ROOT") && export LAN743X_DUT_MAC=$DUT_MAC LAN743X_PEER_MAC=$PEER_MAC"
+for v in $(compgen -e | grep -E '^(E2E_|LAN743X_)' || true); do
+    GCMD="$GCMD $v=$(printf %q "${!v}")"
+done
 if [ -n "${MODDIR:-}" ]; then
     GCMD="$GCMD LAN743X_MODDIR=$(printf %q "$(cd "$MODDIR" && pwd)")"
 fi
