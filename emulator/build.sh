@@ -6,6 +6,7 @@
 # Cache layout (outside the clone):
 #   $CACHE/src/<qemu-pkg-version>/         unpacked source + build/ (incremental)
 #   $CACHE/qemu/<key>/qemu-system-x86_64   installed snapshot for one input set
+# LAN743X_BUILD_FORCE=1 skips the warm-cache shortcut (re-syncs the tree).
 # key = sha256(qemu source version + emulator/*.c *.h trace-events + build.sh
 #              + tests/*.c)
 set -euo pipefail
@@ -51,7 +52,7 @@ input_hash() {
 
 # ---- fast path: warm cache ----------------------------------------------
 VER=$(cat "$CACHE/src/.last-version" 2>/dev/null || true)
-if [ -n "$VER" ]; then
+if [ -n "$VER" ] && [ -z "${LAN743X_BUILD_FORCE:-}" ]; then
     KEY=$(input_hash "$VER")
     if [ -x "$CACHE/qemu/$KEY/qemu-system-x86_64" ]; then
         echo "$CACHE/qemu/$KEY/qemu-system-x86_64"
@@ -81,7 +82,7 @@ VER=$(src_version)
 UPVER=${VER#*:}; UPVER=${UPVER%%-*}; UPVER=${UPVER%%+*}
 KEY=$(input_hash "$VER")
 OUT="$CACHE/qemu/$KEY"
-if [ -x "$OUT/qemu-system-x86_64" ]; then
+if [ -x "$OUT/qemu-system-x86_64" ] && [ -z "${LAN743X_BUILD_FORCE:-}" ]; then
     mkdir -p "$CACHE/src"; echo "$VER" > "$CACHE/src/.last-version"
     echo "$OUT/qemu-system-x86_64"; exit 0
 fi
