@@ -1,0 +1,156 @@
+#!/bin/bash
+# Guest side of lab/selftests.py: run the kernel's lan743x kselftests
+# (tools/testing/selftests/drivers/net/lan743x) against each given
+# lan743x.ko, with the virtio-net peer moved into a network namespace as
+# the remote end (REMOTE_TYPE=netns). Runs inside the VM as root:
+#
+#   lab/vm.sh lab/guest/selftests.sh --tests DIR --out DIR [NAME=]KO...
+#
+#   --tests DIR  a selftests root (holding drivers/net/lan743x, net/lib/py,
+#                drivers/net/lib/py; in-tree layout with tools/net/ynl next
+#                to it, or an installed one). Default: $LAN743X_SELFTESTS.
+#   --out DIR    KTAP output: DIR/NAME/<test>.ktap (default
+#                $LAN743X_RESULTS, else /tmp/lan743x-selftests)
+#   KO           lan743x.ko to test, NAME=path to label it (default: the
+#                file's directory name); $LAN743X_KO when none is given,
+#                else the kernel's own module (modprobe).
+#   env: LAN743X_MODDIR (dir with lib/modules/<ver> for the module's
+#        dependencies, set by lab/vm.sh from MODDIR), LAN743X_PEER_MAC,
+#        LAN743X_TESTS (space list of test files, default all in Makefile),
+#        plus the knobs of the tests (LAN743X_MIN_MBPS, LAN743X_XFER_MB...).
+#
+# Prints each test's KTAP output; exit status 0 when every program ran
+# (test results are judged by the host against lab/selftests-expected.txt).
+set -u
+
+TESTS=${LAN743X_SELFTESTS:-}
+OUT=${LAN743X_RESULTS:-/tmp/lan743x-selftests}
+MODS=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--tests) TESTS=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	*) MODS+=("$1"); shift ;;
+	esac
+done
+[ ${#MODS[@]} -gt 0 ] || MODS=("${LAN743X_KO:-kernel=}")
+[ -n "$TESTS" ] || { echo "selftests.sh: --tests DIR or LAN743X_SELFTESTS needed" >&2; exit 2; }
+DIR=$TESTS/drivers/net/lan743x
+[ -f "$DIR/Makefile" ] || { echo "selftests.sh: no $DIR/Makefile" >&2; exit 2; }
+
+NS=ksft-lan743x-peer
+LOCAL_V4=192.0.2.1
+REMOTE_V4=192.0.2.2
+PEER_MAC=${LAN743X_PEER_MAC:-02:74:30:00:00:02}
+DFLAG=()
+[ -n "${LAN743X_MODDIR:-}" ] && [ -d "$LAN743X_MODDIR/lib/modules" ] && DFLAG=(-d "$LAN743X_MODDIR")
+
+log() { echo "[selftests.sh] $*" >&2; }
+
+find_if() {	# find_if DRIVER: first interface bound to DRIVER
+	local n
+	for n in /sys/class/net/*; do
+		[ "$(basename "$(readlink -f "$n/device/driver" 2>/dev/null)")" = "$1" ] &&
+			{ basename "$n"; return 0; }
+	done
+	return 1
+}
+
+load() {	# load KO: the module and its dependencies
+	local ko=$1 d
+	rmmod lan743x 2>/dev/null
+	if [ -z "$ko" ]; then
+		modprobe "${DFLAG[@]}" lan743x
+		return
+	fi
+	for d in $(modinfo -F depends "$ko" | tr , ' ') microchip; do
+		modprobe "${DFLAG[@]}" "$d" 2>/dev/null || modprobe "$d" 2>/dev/null ||
+			log "note: could not modprobe $d"
+	done
+	insmod "$ko"
+}
+
+peer_setup() {
+	local n peer=""
+	ip netns list | grep -qw "$NS" && return 0
+	for n in /sys/class/net/*; do
+		[ "$(cat "$n/address" 2>/dev/null)" = "$PEER_MAC" ] && peer=$(basename "$n")
+	done
+	[ -n "$peer" ] || peer=$(find_if virtio_net) || { log "no virtio-net peer"; return 1; }
+	ip netns add "$NS"
+	ip link set "$peer" netns "$NS"
+	ip -n "$NS" link set lo up
+	ip -n "$NS" addr add "$REMOTE_V4/24" dev "$peer"
+	ip -n "$NS" link set "$peer" up
+	log "peer $peer in netns $NS ($REMOTE_V4)"
+}
+
+dut_setup() {
+	local i dut=""
+	for i in $(seq 1 100); do dut=$(find_if lan743x) && break; sleep 0.1; done
+	[ -n "$dut" ] || return 1
+	ip addr flush dev "$dut"
+	ip addr add "$LOCAL_V4/24" dev "$dut"
+	ip link set "$dut" up
+	for i in $(seq 1 100); do
+		[ "$(cat "/sys/class/net/$dut/carrier" 2>/dev/null)" = 1 ] && break
+		sleep 0.1
+	done
+	for i in $(seq 1 30); do ping -c 1 -W 1 "$REMOTE_V4" >/dev/null 2>&1 && break; done
+	echo "$dut"
+}
+
+programs() {
+	if [ -n "${LAN743X_TESTS:-}" ]; then
+		echo "$LAN743X_TESTS"
+		return
+	fi
+	sed -n '/^TEST_PROGS/,/^\s*#/p' "$DIR/Makefile" | grep -o '[a-z0-9_]*\.py'
+}
+
+mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+command -v iperf3 >/dev/null || log "warning: no iperf3 in the guest: iperf3 tests will skip"
+peer_setup || exit 1
+# the tests write caches next to themselves: keep them off read-only roots
+export PYTHONDONTWRITEBYTECODE=1
+
+for m in "${MODS[@]}"; do
+	case "$m" in
+	*=*) name=${m%%=*} ko=${m#*=} ;;
+	*) ko=$m name=$(basename "$(dirname "$ko")") ;;
+	esac
+	mkdir -p "$OUT/$name"
+	log "module $name: ${ko:-the kernel lan743x}"
+	if ! load "$ko"; then
+		echo "not ok 1 lab.load # could not load ${ko:-lan743x}" | tee "$OUT/$name/load.ktap"
+		continue
+	fi
+	if ! dut=$(dut_setup); then
+		echo "not ok 1 lab.load # no lan743x interface" | tee "$OUT/$name/load.ktap"
+		continue
+	fi
+	echo "ok 1 lab.load" >"$OUT/$name/load.ktap"
+	log "module $name: NETIF=$dut"
+	marker="lan743x-selftests-$name-$(date +%s%N)"
+	echo "$marker" >/dev/kmsg
+	for t in $(programs); do
+		log "module $name: $t"
+		echo "# module $name: $t"
+		(cd "$DIR" && NETIF=$dut LOCAL_V4=$LOCAL_V4 REMOTE_V4=$REMOTE_V4 \
+			REMOTE_TYPE=netns REMOTE_ARGS=$NS \
+			timeout -k 10 900 python3 "./$t") 2>&1 | tee "$OUT/$name/${t%.py}.ktap"
+		echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/${t%.py}.ktap"
+	done
+	# kernel warnings while this module ran fail the run
+	bad=$(dmesg | awk -v m="$marker" 'f; index($0, m) {f=1}' |
+		grep -E "WARNING|BUG|Call Trace|DMA-API|NETDEV WATCHDOG|refcount_t" | head -20)
+	if [ -z "$bad" ]; then
+		echo "ok 1 lab.dmesg_clean" | tee "$OUT/$name/dmesg.ktap"
+	else
+		{ echo "$bad" | sed 's/^/# /'; echo "not ok 1 lab.dmesg_clean"; } |
+			tee "$OUT/$name/dmesg.ktap"
+	fi
+	ip link set "$dut" down
+done
+exit 0

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Run the kernel's lan743x kselftests in the VM, upstream vs series module.
+
+Boots the guest kernel once with the emulated LAN7430 (lab/vm.sh) and runs
+tools/testing/selftests/drivers/net/lan743x against the upstream module
+(base) and the series' module (base + patches/) in turn
+(lab/guest/selftests.sh), the virtio-net peer in a network namespace as the
+remote end. The KTAP results are compared with lab/selftests-expected.txt:
+any result other than the expected one (a new failure, an expected failure
+that passes, a skip, a missing test) fails the run.
+
+The tests come from base + the selftest parts of patches/ (or --tree, a
+kernel tree such as build/linux), copied into the results directory with
+the net selftest library and ynl they import.
+
+Exit status: 0 all as expected, 1 mismatch, 2 setup error, 77 QEMU with
+the lan7430 model not available.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LAB = Path(__file__).resolve().parent
+ROOT = LAB.parent
+EXPECTED = LAB / "selftests-expected.txt"
+T0 = time.time()
+# what the tests import, relative to the kernel tree
+TREE_PATHS = ["tools/testing/selftests/drivers/net",
+              "tools/testing/selftests/net/lib",
+              "tools/net/ynl",
+              "Documentation/netlink/specs"]
+TESTDIR = "tools/testing/selftests/drivers/net/lan743x"
+KTAP = re.compile(r"^\s*(not )?ok \d+ (\S+)(?:\s+#\s*(\w+)?(.*))?$")
+
+
+def progress(msg):
+    print(f"[{int(time.time() - T0):4d}s] {msg}", file=sys.stderr, flush=True)
+
+
+def die(msg, code=2):
+    print(f"selftests.py: error: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def last_line(cmd, what, code=2):
+    p = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, cwd=ROOT)
+    out = p.stdout.strip().splitlines()
+    if p.returncode or not out:
+        die(f"{what}: {' '.join(map(str, cmd))} failed (rc {p.returncode})",
+            code)
+    return out[-1]
+
+
+def prepare_tests(dest, tree=None):
+    """Copy the selftests (and what they import) of base + series to dest."""
+    dest.mkdir(parents=True)
+    if tree:
+        for p in TREE_PATHS:
+            shutil.copytree(Path(tree) / p, dest / p, symlinks=True)
+    else:
+        src = last_line(["bash", str(LAB / "kbuild.sh"), "srcrepo"],
+                        "base source repository")
+        arch = subprocess.run(["git", "-C", src, "archive", "base"]
+                              + TREE_PATHS, stdout=subprocess.PIPE,
+                              check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=arch, check=True)
+        patches = sorted(p for p in (ROOT / "patches").glob("*.patch")
+                         if not p.name.startswith("0000-"))
+        inc = [f"--include={p}/*" for p in TREE_PATHS]
+        for p in patches:
+            # only the hunks under TREE_PATHS: the rest is not extracted
+            r = subprocess.run(["git", "apply", "-p1"] + inc + [str(p)],
+                               cwd=dest, text=True, capture_output=True)
+            if r.returncode:
+                die(f"{p.name} does not apply to the extracted selftests: "
+                    f"{r.stderr.strip()}")
+    if not (dest / TESTDIR / "Makefile").exists():
+        die(f"no {TESTDIR} in base + patches/ (is the kselftest patch in "
+            "the series?); use --tree to take the tests from a kernel tree")
+    return dest / "tools/testing/selftests"
+
+
+def parse_ktap(outdir, modules):
+    """{module: {test: result}} from outdir/<module>/*.ktap."""
+    res = {}
+    for name in modules:
+        mdir = outdir / name
+        if not mdir.is_dir():
+            continue
+        r = res.setdefault(name, {})
+        for f in sorted(mdir.glob("*.ktap")):
+            seen = 0
+            text = f.read_text(errors="replace")
+            for line in text.splitlines():
+                if re.match(r"^1\.\.0\s*#\s*SKIP", line):
+                    r[f.stem] = "skip"
+                    seen += 1
+                    continue
+                m = KTAP.match(line)
+                if not m:
+                    continue
+                seen += 1
+                directive = (m.group(3) or "").upper()
+                if directive == "SKIP":
+                    result = "skip"
+                elif directive == "XFAIL":
+                    result = "xfail"
+                else:
+                    result = "fail" if m.group(1) else "pass"
+                r[m.group(2)] = result
+            if not seen:
+                # the program died before printing a result
+                r[f.stem] = "fail"
+    return res
+
+
+def load_expected(path):
+    """{module: {test: (result, reason)}}; each expected failure has a reason."""
+    exp = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        body, _, reason = line.partition("#")
+        body, reason = body.strip(), reason.strip()
+        if not body:
+            continue
+        f = body.split()
+        if len(f) != 3 or f[2] not in ("pass", "fail", "skip", "xfail"):
+            die(f"{path}:{n}: want 'MODULE TEST pass|fail|skip|xfail "
+                f"[# reason]', got {line!r}")
+        if f[2] != "pass" and not reason:
+            die(f"{path}:{n}: expected {f[2]} of {f[1]} needs a '# reason'")
+        exp.setdefault(f[0], {})[f[1]] = (f[2], reason)
+    return exp
+
+
+def compare(results, expected, modules):
+    bad = []
+    for mod in modules:
+        got = results.get(mod, {})
+        want = expected.get(mod, {})
+        for t in sorted(set(got) | set(want)):
+            g = got.get(t, "missing")
+            w = want.get(t, ("not listed", ""))[0]
+            if g != w:
+                bad.append(f"{mod} {t}: {g}, expected {w}")
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tree", help="take the tests from this kernel tree "
+                    "instead of base + patches/")
+    ap.add_argument("--kernel", help="guest kernel bzImage (default: "
+                    "kbuild.sh kernel guest)")
+    ap.add_argument("--moddir", help="guest module tree (MODDIR of vm.sh)")
+    ap.add_argument("--module", action="append", metavar="NAME=KO",
+                    help="module to test (default: upstream and series)")
+    ap.add_argument("--expected", default=str(EXPECTED))
+    ap.add_argument("--out", help="results dir (default results/selftests-*)")
+    ap.add_argument("--tests", default=os.environ.get("LAN743X_TESTS", ""),
+                    help="space-separated test files (default all)")
+    args = ap.parse_args()
+
+    expected = load_expected(Path(args.expected))
+    progress("qemu with the lan7430 model")
+    qemu = last_line(["bash", str(ROOT / "emulator" / "build.sh")],
+                     "QEMU with the lan7430 model", code=77)
+
+    if args.kernel:
+        kernel, moddir = args.kernel, args.moddir
+    else:
+        progress("guest kernel (kbuild.sh kernel guest)")
+        obj = Path(last_line(["bash", str(LAB / "kbuild.sh"), "kernel",
+                              "guest"], "guest kernel"))
+        kernel = str(obj / "arch/x86/boot/bzImage")
+        moddir = args.moddir or str(obj / "mods")
+    if args.module:
+        mods = [m.split("=", 1) for m in args.module]
+    else:
+        progress("modules: upstream (base) and series (base + patches/)")
+        mods = [["upstream", last_line(["bash", str(LAB / "kbuild.sh"),
+                                        "module", "guest", "base"],
+                                       "upstream module")],
+                ["series", last_line(["bash", str(LAB / "kbuild.sh"),
+                                      "module", "guest", "series"],
+                                     "series module")]]
+
+    out = Path(args.out or ROOT / "results" /
+               time.strftime("selftests-%Y%m%d-%H%M%S"))
+    out.mkdir(parents=True, exist_ok=True)
+    progress(f"results in {out}")
+    ksft = prepare_tests(out / "tests", args.tree)
+
+    # the guest may only write to the results dir: the modules go there too
+    guest_mods = []
+    for name, ko in mods:
+        d = out / "ko" / name
+        d.mkdir(parents=True, exist_ok=True)
+        if ko.endswith(".xz"):
+            with open(d / "lan743x.ko", "wb") as f:
+                subprocess.run(["xz", "-dc", ko], stdout=f, check=True)
+        else:
+            shutil.copy(ko, d / "lan743x.ko")
+        guest_mods.append(f"{name}={d / 'lan743x.ko'}")
+
+    env = dict(os.environ, KERNEL=kernel, QEMU=qemu, VM_RWDIR=str(out),
+               VM_TIMEOUT=os.environ.get("VM_TIMEOUT", "5400"))
+    if moddir:
+        env["MODDIR"] = moddir
+    else:
+        env.pop("MODDIR", None)
+    if args.tests:
+        env["LAN743X_TESTS"] = args.tests
+    guest = ["bash", str(LAB / "guest" / "selftests.sh"), "--tests",
+             str(ksft), "--out", str(out)] + guest_mods
+    progress(f"booting the VM: {', '.join(n for n, _ in mods)}")
+    with open(out / "console.log", "w") as log:
+        p = subprocess.Popen(["bash", str(LAB / "vm.sh"), "--"] + guest,
+                             env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+        for line in p.stdout:
+            log.write(line)
+            if KTAP.match(line) or line.startswith("[selftests.sh]"):
+                print(line, end="", file=sys.stderr, flush=True)
+        rc = p.wait()
+
+    names = [n for n, _ in mods]
+    results = parse_ktap(out, names)
+    npass = sum(r == "pass" for m in names for r in results.get(m, {}).values())
+    nfail = sum(r == "fail" for m in names for r in results.get(m, {}).values())
+    nskip = sum(r == "skip" for m in names for r in results.get(m, {}).values())
+    if rc:
+        print(f"selftests.py: the VM run failed (rc {rc}), see "
+              f"{out / 'console.log'}", file=sys.stderr)
+    if args.tests:
+        # a subset: compare only what ran
+        for m in names:
+            expected[m] = {t: v for t, v in expected.get(m, {}).items()
+                           if t in results.get(m, {})}
+    bad = compare(results, expected, names)
+    for m in names:
+        for t, r in sorted(results.get(m, {}).items()):
+            w = expected.get(m, {}).get(t, ("not listed", ""))
+            why = f"  ({w[1]})" if w[1] and r == w[0] else ""
+            print(f"  {m:9s} {r:5s} {t}{why}")
+    for b in bad:
+        print(f"MISMATCH {b}")
+    print(f"selftests: {npass} passed, {nfail} failed"
+          + (f", {nskip} skipped" if nskip else "")
+          + f"; {len(bad)} not as in {Path(args.expected).name}")
+    sys.exit(1 if bad or rc or not results else 0)
+
+
+if __name__ == "__main__":
+    main()
