@@ -67,6 +67,7 @@ typedef struct L7Counters {
     uint64_t rx_drop_disabled;
     uint64_t tx_drop_link_down;
     uint64_t tx_bad_frames;
+    uint64_t tx_backpressure;
 } L7Counters;
 
 typedef struct L7Phy {
@@ -134,6 +135,7 @@ struct Lan7430State {
     L7Phy phy;
 
     bool rx_blocked;
+    bool tx_waiting;            /* peer queue full: wait for sent callback */
     uint8_t rxbuf[L7_RXBUF_MAX + 64];
     uint8_t *txbuf;
     uint8_t *segbuf;
@@ -657,6 +659,7 @@ static void l7_soft_reset(Lan7430State *s)
     s->ptp_enabled = false;
     s->ptp_offset_ns = 0;
     s->rx_blocked = false;
+    s->tx_waiting = false;
     s->regs[L7_PMT_CTL >> 2] = L7_PMT_CTL_READY;
     s->regs[L7_HW_CFG >> 2] = 0;
     s->regs[L7_MAC_CR >> 2] = (1u << 12) | (1u << 11); /* ADD | ASD */
@@ -1250,6 +1253,23 @@ static void l7_rx_kick(Lan7430State *s)
 /* ------------------------------------------------------------------------ */
 /* transmit                                                                  */
 
+static void l7_tx_process(Lan7430State *s, int ch);
+
+/*
+ * The peer queued our frame (its receive side is full).  Like a link
+ * partner sending 802.3x pause frames, this stalls the transmit DMA until
+ * the queue drains instead of dropping frames.
+ */
+static void l7_tx_sent_cb(NetClientState *nc, ssize_t len)
+{
+    Lan7430State *s = qemu_get_nic_opaque(nc);
+
+    if (s->tx_waiting) {
+        s->tx_waiting = false;
+        l7_tx_process(s, 0);
+    }
+}
+
 static void l7_tx_send(Lan7430State *s, uint8_t *p, size_t len)
 {
     NetClientState *nc = qemu_get_queue(s->nic);
@@ -1265,7 +1285,12 @@ static void l7_tx_send(Lan7430State *s, uint8_t *p, size_t len)
         s->cnt.tx_drop_link_down++;
         return;
     }
-    qemu_send_packet(nc, p, len);
+    if (qemu_send_packet_async(nc, p, len, l7_tx_sent_cb) == 0) {
+        if (!s->tx_waiting) {
+            s->cnt.tx_backpressure++;
+        }
+        s->tx_waiting = true;
+    }
 }
 
 static void l7_tx_tso(Lan7430State *s, uint8_t *p, size_t len, uint32_t mss)
@@ -1373,7 +1398,8 @@ static void l7_tx_process(Lan7430State *s, int ch)
     if (!l7_tx_ready(s, ch) || !(pd->config[PCI_COMMAND] & PCI_COMMAND_MASTER)) {
         return;
     }
-    while (s->tx_head[ch] % ring != s->tx_tail[ch] % ring && budget-- > 0) {
+    while (s->tx_head[ch] % ring != s->tx_tail[ch] % ring && budget-- > 0 &&
+           !s->tx_waiting) {
         uint32_t idx = s->tx_head[ch] % ring, tail = s->tx_tail[ch] % ring;
         uint32_t first_d0 = 0, mss = 0;
         size_t len = 0;
@@ -2027,6 +2053,7 @@ static char *lan7430_get_counters(Object *obj, Error **errp)
     J(rx_drop_disabled);
     J(tx_drop_link_down);
     J(tx_bad_frames);
+    J(tx_backpressure);
 #undef J
     g_string_append_printf(g, "\"int_mod_unit_ns\":%u}", s->int_mod_unit_ns);
     return g_string_free(g, false);

@@ -2,6 +2,7 @@
 # Guest-side end-to-end test of the lan743x driver against the LAN7430 model.
 # Run inside the VM:  lab/vm.sh lab/guest/e2e.sh
 # Env: E2E_IPERF_TIME (s, default 10), E2E_XFER_MB (default 64),
+#      E2E_PAUSE_FILE (touch $F.ready at the end, wait for $F.go),
 #      E2E_UPDOWN (default 20), E2E_RELOAD (default 10), LAN743X_MODDIR.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -229,6 +230,11 @@ b=$(dmesg_bad "$M0-start")
 [ -z "$b" ] && pass "dmesg clean for the whole run" || fail "dmesg: $b"
 
 P pkill iperf3 2>/dev/null
+# optional host hand-shake (e.g. to read QMP counters before the VM exits)
+if [ -n "${E2E_PAUSE_FILE:-}" ]; then
+    touch "$E2E_PAUSE_FILE.ready"
+    for i in $(seq 1 3000); do [ -e "$E2E_PAUSE_FILE.go" ] && break; sleep 0.1; done
+fi
 echo
 echo "==== iperf3 (Mbit/s, -P 4, receiver side) ===="
 for k in 1500-tx 1500-rx 9000-tx 9000-rx; do echo "  mtu ${k%-*} ${k#*-}: ${IPERF[$k]:-n/a}"; done
