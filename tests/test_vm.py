@@ -1,0 +1,46 @@
+"""The emulator in a VM: QEMU qtests of the LAN7430 model, and the guest
+end-to-end test of the UNMODIFIED upstream lan743x module on the project's
+own checking kernel (DMA-API debug on)."""
+import os
+import re
+
+import pytest
+
+from conftest import ROOT, run
+
+
+@pytest.fixture(scope="session")
+def qemu():
+    p = run(["bash", "emulator/build.sh"])
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    path = p.stdout.strip().splitlines()[-1]
+    assert os.access(path, os.X_OK), path
+    return path
+
+
+@pytest.fixture(scope="session")
+def guest_kernel():
+    p = run(["bash", "lab/kbuild.sh", "kernel", "guest"])
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p.stdout.strip().splitlines()[-1]
+
+
+def test_qtests(qemu):
+    script = ROOT / "emulator/tests/run-qtests.sh"
+    if not script.exists():
+        pytest.fail("emulator/tests/run-qtests.sh missing")
+    p = run(["bash", str(script)])
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+
+
+def test_e2e_upstream_module(qemu, guest_kernel):
+    env = dict(os.environ, QEMU=qemu,
+               KERNEL=f"{guest_kernel}/arch/x86/boot/bzImage",
+               MODDIR=f"{guest_kernel}/mods",
+               E2E_IPERF_TIME=os.environ.get("E2E_IPERF_TIME", "5"))
+    p = run(["bash", "lab/vm.sh", "lab/guest/e2e.sh"], env=env, timeout=1800)
+    out = p.stdout + p.stderr
+    print(out[-6000:])
+    assert p.returncode == 0, out[-6000:]
+    assert not re.search(r"^FAIL", out, re.M), out[-6000:]
+    assert re.search(r"^PASS", out, re.M), "no step ran:\n" + out[-3000:]
