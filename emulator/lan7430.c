@@ -1149,7 +1149,14 @@ static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
     need = flen + pad;
     while (got < need) {
         uint32_t d0;
-        if (idx == tail || nd >= (int)ARRAY_SIZE(descs) - 1) {
+        if (nd >= (int)ARRAY_SIZE(descs) - 1 || nd >= (int)ring - 2) {
+            /* the frame can never fit: buffers far too small */
+            s->cnt.rx_drop_no_desc++;
+            l7_stat_add(s, L7_STAT_RX_DROPPED, 1);
+            trace_lan743x_rx_drop("buffers-too-small", size);
+            return size;
+        }
+        if (idx == tail) {
             goto no_desc;
         }
         l7_dma_read(s, base + (uint64_t)idx * sp, &d0, 4, true);

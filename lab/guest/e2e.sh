@@ -185,6 +185,9 @@ else
     fail "RSS: ethtool -X failed"
 fi
 
+info "interrupts"; grep -E "lan743x" /proc/interrupts | sed 's/^/    /'
+dmesg | grep -E "lan743x.*(MSIX|MSI|legacy)" | tail -1 | sed 's/^/    /'
+
 # 6. down/up
 info "down/up x$NUPDOWN"
 M1=$(date +%s%N); mark "$M1-updown" >/dev/null
