@@ -30,6 +30,33 @@ srctree() {
 	echo "$src"
 }
 
+# srcfor VARIANT: the source tree a variant builds from. The checking
+# variants (guest, armv7-imx) share the main tree with `make check`; bench
+# and debug kernels get a worktree of their own, so their long builds do
+# not hold up checks and module builds of the others.
+srcfor() {
+	local main wt
+	case "$1" in
+	guest | armv7-imx) srctree ;;
+	*)
+		main=$(srctree)
+		wt="$main-$1"
+		if [ ! -e "$wt/.git" ]; then
+			git -C "$main" worktree prune
+			git -C "$main" worktree add -q --detach "$wt" base >/dev/null
+		fi
+		echo "$wt"
+		;;
+	esac
+}
+
+lockname() {
+	case "$1" in
+	guest | armv7-imx | "") echo src ;;
+	*) echo "src-$1" ;;
+	esac
+}
+
 fragments() {
 	case "$1" in
 	guest) echo "$KCONF/guest.config" ;;
@@ -103,16 +130,18 @@ configure() {
 }
 
 with_src_lock() {
-	# check.py holds the lock for its whole run and tells us so
-	[ "${LAN743X_SRC_LOCKED:-0}" = 1 ] && return
+	local name
+	name=$(lockname "${1:-}")
+	# check.py holds the main lock for its whole run and tells us so
+	[ "$name" = src ] && [ "${LAN743X_SRC_LOCKED:-0}" = 1 ] && return
 	mkdir -p "$CACHE"
-	exec 9>"$CACHE/src.lock"
+	exec 9>"$CACHE/$name.lock"
 	flock 9
 }
 
 prepare() {
 	local variant=$1 src obj
-	src=$(srctree)
+	src=$(srcfor "$variant")
 	obj=$(objdir "$variant")
 	[ -e "$obj/.lab-prepared" ] && { echo "$obj"; return; }
 	configure "$variant" "$src" "$obj"
@@ -127,7 +156,7 @@ kernel() {
 	local variant=$1 src obj
 	[ "$variant" != armv7-imx ] || die "the ARM variant is for module builds only"
 	obj=$(prepare "$variant")
-	src=$(srctree)
+	src=$(srcfor "$variant")
 	if [ -e "$obj/.lab-built" ]; then
 		modules_install "$variant" "$src" "$obj"
 		echo "$obj"
@@ -154,7 +183,7 @@ modules_install() {
 
 module() {
 	local variant=$1 rev=$2 src obj tree out
-	src=$(srctree)
+	src=$(srcfor "$variant")
 	obj=$(prepare "$variant")
 	if [ "$rev" = series ]; then
 		# base + patches/: the series' own module
@@ -193,9 +222,9 @@ srcrepo)
 	fi
 	;;
 objdir) objdir "$@" ;;
-prepare) with_src_lock; prepare "$@" ;;
-kernel) with_src_lock; kernel "$@" ;;
-module) with_src_lock; module "$@" ;;
+prepare) with_src_lock "${1:-}"; prepare "$@" ;;
+kernel) with_src_lock "${1:-}"; kernel "$@" ;;
+module) with_src_lock "${1:-}"; module "$@" ;;
 *) die "unknown command '$cmd'" ;;
 esac
 }
