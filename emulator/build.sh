@@ -14,8 +14,11 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE=${LAN743X_LAB_CACHE:-$HOME/.cache/lan743x-lab}
 JOBS=${JOBS:-2}
-T0=$(date +%s.%N)
-log() { printf '[build.sh %6.1fs] %s\n' "$(echo "$(date +%s.%N) - $T0" | bc 2>/dev/null || echo 0)" "$*" >&2; }
+T0=$(date +%s%N)
+log() {
+    local ms=$(( ($(date +%s%N) - T0) / 1000000 ))
+    printf '[build.sh %4d.%01ds] %s\n' $((ms / 1000)) $(((ms % 1000) / 100)) "$*" >&2
+}
 die() { echo "build.sh: error: $*" >&2; exit 1; }
 need() { command -v "$1" >/dev/null 2>&1 || die "missing tool '$1' (install: $2)"; }
 
@@ -26,6 +29,7 @@ need ninja ninja-build
 need meson meson
 need python3 python3
 need pkg-config pkg-config
+need cc gcc
 
 # Version of the qemu source package apt would give us.  Cheap: apt-cache
 # madison reads local lists only.  Fall back to a recorded version.
@@ -137,22 +141,27 @@ fi
 
 # ---- configure --------------------------------------------------------------
 BUILD="$SRC/build"
-if [ ! -f "$BUILD/build.ninja" ]; then
+CONF_ARGS=(--target-list=x86_64-softmmu
+    --disable-docs --disable-werror --disable-debug-info
+    --disable-gtk --disable-sdl --disable-vnc --disable-spice --disable-opengl
+    --disable-usb-redir --disable-libusb --disable-smartcard --disable-curses
+    --audio-drv-list= --disable-tools --disable-guest-agent
+    --disable-slirp --disable-capstone --disable-xen --disable-rbd
+    --disable-glusterfs --disable-libiscsi --disable-libnfs --disable-libssh
+    --disable-curl --disable-gnutls --disable-nettle --disable-gcrypt
+    --disable-vde --disable-brlapi --disable-virglrenderer --disable-vte
+    --disable-bpf --disable-linux-io-uring --disable-fuse --disable-alsa
+    --disable-pa --disable-jack --disable-oss --disable-sndio
+    --disable-tpm --disable-seccomp
+    --enable-virtfs --enable-trace-backends=log)
+# reconfigure from scratch only when the configure arguments change
+if [ ! -f "$BUILD/build.ninja" ] ||
+   [ "$(cat "$BUILD/.lan743x-conf" 2>/dev/null)" != "${CONF_ARGS[*]}" ]; then
     log "configure"
+    rm -rf "$BUILD"
     mkdir -p "$BUILD"
-    (cd "$BUILD" && ../configure --target-list=x86_64-softmmu \
-        --disable-docs --disable-werror --disable-debug-info \
-        --disable-gtk --disable-sdl --disable-vnc --disable-spice --disable-opengl \
-        --disable-usb-redir --disable-libusb --disable-smartcard --disable-curses \
-        --audio-drv-list= --disable-tools --disable-guest-agent \
-        --disable-slirp --disable-capstone --disable-xen --disable-rbd \
-        --disable-glusterfs --disable-libiscsi --disable-libnfs --disable-libssh \
-        --disable-curl --disable-gnutls --disable-nettle --disable-gcrypt \
-        --disable-vde --disable-brlapi --disable-virglrenderer --disable-vte \
-        --disable-bpf --disable-linux-io-uring --disable-fuse --disable-alsa \
-        --disable-pa --disable-jack --disable-oss --disable-sndio \
-        --disable-tpm --disable-seccomp \
-        --enable-virtfs --enable-trace-backends=log >&2) || die "configure failed"
+    (cd "$BUILD" && ../configure "${CONF_ARGS[@]}" >&2) || die "configure failed"
+    echo "${CONF_ARGS[*]}" > "$BUILD/.lan743x-conf"
 fi
 log "ninja -j$JOBS"
 ninja -C "$BUILD" -j"$JOBS" qemu-system-x86_64 >&2 || die "ninja failed"
