@@ -120,12 +120,16 @@ configure() {
 	kmake "$variant" "$src" "$obj" olddefconfig >/dev/null
 	# every option a fragment asks for must have survived olddefconfig
 	local missing
-	missing=$(grep -h '^CONFIG_' $(fragments "$variant") | while IFS= read -r l; do
-		case "$l" in
-		*=n) ! grep -q "^${l%=n}=" "$obj/.config" || echo "$l" ;;
-		*) grep -qxF "$l" "$obj/.config" || echo "$l" ;;
-		esac
-	done)
+	# (the last fragment that sets a symbol wins, as in merge_config.sh)
+	missing=$(grep -h '^CONFIG_' $(fragments "$variant") |
+		awk -F= '{ v[$1] = $0; if (!($1 in o)) o[$1] = NR; k[NR] = $1 }
+			END { for (i = 1; i <= NR; i++) if (o[k[i]] == i) print v[k[i]] }' |
+		while IFS= read -r l; do
+			case "$l" in
+			*=n) ! grep -q "^${l%=n}=" "$obj/.config" || echo "$l" ;;
+			*) grep -qxF "$l" "$obj/.config" || echo "$l" ;;
+			esac
+		done)
 	[ -z "$missing" ] || die "$variant config lost options (dependency missing?): $(echo $missing)"
 }
 
