@@ -629,6 +629,8 @@ static void l7_stats_reset(Lan7430State *s)
            (L7_STAT_LAST - L7_STAT_FIRST + 4));
 }
 
+static void l7_rx_kick(Lan7430State *s);
+
 /* Light reset: everything in the CSR space except PCI config and counters */
 static void l7_soft_reset(Lan7430State *s)
 {
@@ -658,7 +660,6 @@ static void l7_soft_reset(Lan7430State *s)
     memset(s->dp_ram, 0, sizeof(s->dp_ram));
     s->ptp_enabled = false;
     s->ptp_offset_ns = 0;
-    s->rx_blocked = false;
     s->tx_waiting = false;
     s->regs[L7_PMT_CTL >> 2] = L7_PMT_CTL_READY;
     s->regs[L7_HW_CFG >> 2] = 0;
@@ -669,6 +670,8 @@ static void l7_soft_reset(Lan7430State *s)
         pci_set_irq(PCI_DEVICE(s), 0);
     }
     trace_lan743x_reset("light");
+    /* frames held back for a full ring are now dropped (receiver off) */
+    l7_rx_kick(s);
 }
 
 /* ------------------------------------------------------------------------ */
