@@ -51,7 +51,9 @@ class CounterServer(threading.Thread):
         try:
             r = m.cmd("qom-get", path="/machine/peripheral/dut",
                       property="counters")
-            val = r.get("return")
+            # qemu.qmp's legacy cmd() returns the response or, in newer
+            # releases, just its "return" value
+            val = r.get("return") if isinstance(r, dict) else r
             data = json.loads(val) if isinstance(val, str) else val
             if reset:
                 m.cmd("qom-set", path="/machine/peripheral/dut",

@@ -264,6 +264,8 @@ def load_module(path):
     sh(["rmmod", "lan743x"], check=False)
     sh(["insmod", path])
     for _ in range(50):
+        # udev may rename the interface right after it appears
+        sh(["udevadm", "settle", "-t", "5"], check=False)
         if find_if("lan743x"):
             return find_if("lan743x")
         time.sleep(0.1)
