@@ -39,6 +39,8 @@ CELLS = {
     "tcp-rx-9000": (9000, "rx", ["-P", "4"]),
     "tcp-tx-9000": (9000, "tx", ["-P", "4"]),
     "udp-rx-64": (1500, "rx", ["-u", "-l", "64", "-b", "20M"]),
+    # a fixed burst of 10 000 datagrams of 64 bytes: the counters' truth test
+    "udp-burst": (1500, "rx", ["-u", "-l", "64", "-b", "5M", "-k", "10000"]),
 }
 
 
@@ -280,13 +282,15 @@ def run_cell(net, name, secs, tracer, rpc, dut, pci):
          else net.peer(["iperf3", "-s", "-1", "-B", PEER_IP])),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)
-    client = (net.peer(["iperf3", "-c", DUT_IP, "-t", str(secs), "-J"] + args)
+    dur = [] if "-k" in args else ["-t", str(secs)]
+    client = (net.peer(["iperf3", "-c", DUT_IP, "-J"] + dur + args)
               if direction == "rx" else
-              ["iperf3", "-c", PEER_IP, "-t", str(secs), "-J"] + args)
+              ["iperf3", "-c", PEER_IP, "-J"] + dur + args)
     emu0 = rpc.snapshot(reset=True)
     irq0, _ = irq_counts(dut, pci)
     st0 = ethtool_stats(dut)
-    c0 = {"rx": sysstat(dut, "rx_packets"), "tx": sysstat(dut, "tx_packets")}
+    c0 = {"rx": sysstat(dut, "rx_packets"), "tx": sysstat(dut, "tx_packets"),
+          "rx_bytes": sysstat(dut, "rx_bytes")}
     busy0, tot0 = cpu_ticks()
     tracer.start()
     p = subprocess.run(client, text=True, capture_output=True,
@@ -317,6 +321,7 @@ def run_cell(net, name, secs, tracer, rpc, dut, pci):
     rec["packets"] = rx_pk if direction == "rx" else tx_pk
     rec["rx_frames"], rec["tx_frames"] = rx_pk, tx_pk
     rec["irqs"] = irq1 - irq0
+    rec["rx_bytes"] = sysstat(dut, "rx_bytes") - c0["rx_bytes"]
     rec["cpu_busy_ticks"] = busy1 - busy0
     rec["cpu_total_ticks"] = tot1 - tot0
     rec["trace"] = trace
