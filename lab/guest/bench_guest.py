@@ -307,7 +307,8 @@ def run_cell(net, name, secs, tracer, rpc, dut, pci):
     try:
         j = json.loads(p.stdout)
         end = j["end"]
-        if "sum_received" in end:
+        udp = j["start"]["test_start"]["protocol"] == "UDP"
+        if not udp:
             rec["mbit_s"] = end["sum_received"]["bits_per_second"] / 1e6
             rec["retransmits"] = end["sum_sent"].get("retransmits", 0)
         else:
