@@ -4,7 +4,7 @@ PY ?= python3
 CHECKS ?=
 PATCHES ?= patches
 
-.PHONY: help setup tree export check kernel qemu qtest vm-test unit test bench soak
+.PHONY: help setup tree export check kernel qemu unit test bench soak
 
 help:
 	@echo "make bench   main job: build, boot the emulated LAN7430, A/B bench, table"
@@ -43,3 +43,13 @@ test: setup
 
 bench: setup
 	@$(PY) lab/bench.py
+
+# Long soak on the debug kernel (KASAN, kmemleak, lockdep, fault injection):
+# too long for CI. Builds the debug kernel (~30 min cold) and runs the
+# guest end-to-end test with many more down/up and reload cycles.
+soak: setup
+	@obj=$$(bash lab/kbuild.sh kernel debug) && \
+	  KERNEL=$$obj/arch/x86/boot/bzImage MODDIR=$$obj/mods VM_MEM=4G \
+	  E2E_UPDOWN=$${SOAK_UPDOWN:-500} E2E_RELOAD=$${SOAK_RELOAD:-100} \
+	  E2E_IPERF_TIME=$${SOAK_IPERF_TIME:-60} VM_TIMEOUT=14400 \
+	  bash lab/vm.sh lab/guest/e2e.sh
