@@ -122,6 +122,58 @@ fi
 if ! grep -q LAN7430 "$SRC/hw/net/Kconfig"; then
     printf '\nconfig LAN7430_PCI\n    bool\n    default y if PCI_DEVICES\n    depends on PCI && MSI_NONBROKEN\n' >> "$SRC/hw/net/Kconfig"
 fi
+# QEMU 7.2 core fix: qemu_flush_or_purge_queued_packets() flushes a hub
+# peer's queues before the client's own incoming queue, so frames that were
+# held back (receive returned 0) are overtaken by later ones -> reordering on
+# any NIC behind a hub (seen as TCP OFO/DSACK on the virtio-net peer).
+# Flush our own queue first, then the hub.
+python3 - "$SRC/net/net.c" <<'EOP'
+import sys
+p = sys.argv[1]; s = open(p).read()
+if "lan743x-lab" not in s:
+    old = """    nc->receive_disabled = 0;
+
+    if (nc->peer && nc->peer->info->type == NET_CLIENT_DRIVER_HUBPORT) {
+        if (net_hub_flush(nc->peer)) {
+            qemu_notify_event();
+        }
+    }
+    if (qemu_net_queue_flush(nc->incoming_queue)) {
+        /* We emptied the queue successfully, signal to the IO thread to repoll
+         * the file descriptor (for tap, for example).
+         */
+        qemu_notify_event();
+    } else if (purge) {
+        /* Unable to empty the queue, purge remaining packets */
+        qemu_net_queue_purge(nc->incoming_queue, nc->peer);
+    }
+"""
+    new = """    nc->receive_disabled = 0;
+
+    /* lan743x-lab: own queue first, then the hub, to keep frame order */
+    if (qemu_net_queue_flush(nc->incoming_queue)) {
+        /* We emptied the queue successfully, signal to the IO thread to repoll
+         * the file descriptor (for tap, for example).
+         */
+        qemu_notify_event();
+    } else if (purge) {
+        /* Unable to empty the queue, purge remaining packets */
+        qemu_net_queue_purge(nc->incoming_queue, nc->peer);
+    }
+    if ((purge || !nc->receive_disabled) &&
+        nc->peer && nc->peer->info->type == NET_CLIENT_DRIVER_HUBPORT) {
+        if (net_hub_flush(nc->peer)) {
+            qemu_notify_event();
+        }
+    }
+"""
+    if old not in s:
+        sys.exit("net/net.c: flush-order patch does not apply")
+    s = s.replace(old, new)
+    open(p, "w").write(s)
+EOP
+[ $? -eq 0 ] || die "net/net.c patch failed"
+
 # qtests
 if [ -d "$HERE/tests" ]; then
     for t in "$HERE"/tests/*.c; do

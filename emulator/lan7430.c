@@ -16,6 +16,7 @@
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "net/net.h"
+#include "net/queue.h"
 #include "net/eth.h"
 #include "net/checksum.h"
 #include "qemu/module.h"
@@ -136,6 +137,7 @@ struct Lan7430State {
 
     bool rx_blocked;
     bool tx_waiting;            /* peer queue full: wait for sent callback */
+    QEMUBH *tx_bh;
     uint8_t rxbuf[L7_RXBUF_MAX + 64];
     uint8_t *txbuf;
     uint8_t *segbuf;
@@ -1254,10 +1256,23 @@ no_desc:
 
 static void l7_rx_kick(Lan7430State *s)
 {
-    if (s->rx_blocked) {
-        s->rx_blocked = false;
-        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    NetClientState *nc = qemu_get_queue(s->nic);
+
+    if (!s->rx_blocked) {
+        return;
     }
+    s->rx_blocked = false;
+    /*
+     * Deliver the frames QEMU holds in our own incoming queue first, in
+     * order.  qemu_flush_queued_packets() flushes a hub peer's queues
+     * *before* ours, which would reorder frames (TCP then sees OFO/DSACK).
+     * If a frame blocks again, the remaining ones stay queued.
+     */
+    nc->receive_disabled = 0;
+    if (!qemu_net_queue_flush(nc->incoming_queue) || s->rx_blocked) {
+        return;
+    }
+    qemu_flush_queued_packets(nc);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1274,9 +1289,25 @@ static void l7_tx_sent_cb(NetClientState *nc, ssize_t len)
 {
     Lan7430State *s = qemu_get_nic_opaque(nc);
 
+    /*
+     * Called from inside the queue flush, once per queued frame.  Resume
+     * from a bottom half, after the flush has drained (or re-blocked) the
+     * queue: sending from here would let new frames overtake older frames
+     * still in the queue.
+     */
+    if (s->tx_waiting) {
+        qemu_bh_schedule(s->tx_bh);
+    }
+}
+
+static void l7_tx_bh(void *opaque)
+{
+    Lan7430State *s = opaque;
+
     if (s->tx_waiting) {
         s->tx_waiting = false;
         l7_tx_process(s, 0);
+        l7_update_irq(s);
     }
 }
 
@@ -2128,6 +2159,8 @@ static void lan7430_realize(PCIDevice *pd, Error **errp)
     for (v = 0; v < L7_NUM_VECTORS; v++) {
         s->mod_timer[v] = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_mod_timer_cb, s);
     }
+    s->tx_bh = qemu_bh_new_guarded(l7_tx_bh, s,
+                                   &DEVICE(pd)->mem_reentrancy_guard);
     s->txbuf = g_malloc(L7_TXBUF_MAX + 64);
     s->segbuf = g_malloc(L7_TXBUF_MAX + 64);
 
@@ -2151,6 +2184,7 @@ static void lan7430_exit(PCIDevice *pd)
         timer_free(s->mod_timer[v]);
         s->mod_timer[v] = NULL;
     }
+    qemu_bh_delete(s->tx_bh);
     qemu_del_nic(s->nic);
     msix_uninit_exclusive_bar(pd);
     msi_uninit(pd);
