@@ -63,7 +63,9 @@ load() {	# load KO: the module and its dependencies
 		modprobe "${DFLAG[@]}" lan743x
 		return
 	fi
-	for d in $(modinfo -F depends "$ko" | tr , ' ') microchip; do
+	# A module built alone against a kernel tree may record no
+	# dependencies (modpost could not resolve them): load the known ones.
+	for d in $(modinfo -F depends "$ko" | tr , ' ') phylink libphy mdio_devres microchip; do
 		modprobe "${DFLAG[@]}" "$d" 2>/dev/null || modprobe "$d" 2>/dev/null ||
 			log "note: could not modprobe $d"
 	done
@@ -113,7 +115,7 @@ mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
 command -v iperf3 >/dev/null || log "warning: no iperf3 in the guest: iperf3 tests will skip"
 peer_setup || exit 1
 # the tests write caches next to themselves: keep them off read-only roots
-export PYTHONDONTWRITEBYTECODE=1
+export PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 
 for m in "${MODS[@]}"; do
 	case "$m" in
