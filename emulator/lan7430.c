@@ -69,6 +69,9 @@ typedef struct L7Counters {
     uint64_t tx_drop_link_down;
     uint64_t tx_bad_frames;
     uint64_t tx_backpressure;
+    uint64_t rx_csum_verified;
+    uint64_t rx_csum_errors;
+    uint64_t rx_csum_unchecked;
 } L7Counters;
 
 typedef struct L7Phy {
@@ -1191,6 +1194,13 @@ static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
 
     /* copy data and write back descriptors */
     st = l7_rx_csum_status(s, f, len);
+    if (st & (L7_RXD1_ICE | L7_RXD1_TCE)) {
+        s->cnt.rx_csum_errors++;
+    } else if (st & L7_RXD1_ICSM) {
+        s->cnt.rx_csum_unchecked++;
+    } else {
+        s->cnt.rx_csum_verified++;
+    }
     {
         uint32_t off = 0;
         for (i = 0; i < nd; i++) {
@@ -2095,6 +2105,9 @@ static char *lan7430_get_counters(Object *obj, Error **errp)
     J(tx_drop_link_down);
     J(tx_bad_frames);
     J(tx_backpressure);
+    J(rx_csum_verified);
+    J(rx_csum_errors);
+    J(rx_csum_unchecked);
 #undef J
     g_string_append_printf(g, "\"int_mod_unit_ns\":%u}", s->int_mod_unit_ns);
     return g_string_free(g, false);
