@@ -218,7 +218,7 @@ typedef struct Rings {
     uint64_t tx_ring, tx_hwb, tx_buf;
 } Rings;
 
-static void setup_rx(Ctx *c, Rings *r, uint32_t cfg_c)
+static void setup_rx_len(Ctx *c, Rings *r, uint32_t cfg_c, uint32_t blen)
 {
     QTestState *q = c->qs->qts;
     int i;
@@ -231,7 +231,7 @@ static void setup_rx(Ctx *c, Rings *r, uint32_t cfg_c)
         qtest_writel(q, r->rx_ring + 16 * i + 4, r->rx_buf[i] & 0xFFFFFFFF);
         qtest_writel(q, r->rx_ring + 16 * i + 8, r->rx_buf[i] >> 32);
         qtest_writel(q, r->rx_ring + 16 * i + 12, 0);
-        qtest_writel(q, r->rx_ring + 16 * i + 0, RX_OWN | 1536);
+        qtest_writel(q, r->rx_ring + 16 * i + 0, RX_OWN | blen);
     }
     wr(c, DMAC_CMD, 1u << 8);                   /* RX_SWR(0) */
     wr(c, RX_BASE_ADDRH(0), r->rx_ring >> 32);
@@ -253,6 +253,11 @@ static void setup_rx(Ctx *c, Rings *r, uint32_t cfg_c)
     wr(c, DMAC_CMD, 1u << 4);                   /* START_R(0) */
     wr(c, FCT_RX_CTL, 1u << 28);
     wr(c, MAC_RX, rd(c, MAC_RX) | 1 | 4);
+}
+
+static void setup_rx(Ctx *c, Rings *r, uint32_t cfg_c)
+{
+    setup_rx_len(c, r, cfg_c, 1536);
 }
 
 static uint32_t eth_crc32(const uint8_t *p, size_t len)
@@ -476,6 +481,127 @@ static void test_msix_vector_map(void)
     ctx_fini(&c);
 }
 
+/* a 1200-byte frame into 512-byte buffers spans three descriptors */
+static void test_rx_multibuf(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[1200], got[1204];
+    uint32_t d[3];
+    int i;
+
+    ctx_init(&c, false);
+    setup_rx_len(&c, &r, 0, 512);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    for (i = 0; i < 3; i++) {
+        d[i] = qtest_readl(c.qs->qts, r.rx_ring + 16 * i);
+        g_assert_cmphex(d[i] & RX_OWN, ==, 0);
+        qtest_memread(c.qs->qts, r.rx_buf[i], got + 512 * i,
+                      MIN(512, sizeof(got) - 512 * i));
+    }
+    g_assert_cmphex(d[0] & (RX_FS | RX_LS), ==, RX_FS);
+    g_assert_cmphex(d[1] & (RX_FS | RX_LS), ==, 0);
+    g_assert_cmphex(d[2] & (RX_FS | RX_LS), ==, RX_LS);
+    g_assert_cmpint((d[2] >> 16) & 0x3FFF, ==, sizeof(f) + 4);
+    g_assert_cmpmem(got, sizeof(f), f, sizeof(f));
+    g_assert_cmphex(ldl_le_p(got + sizeof(f)), ==, eth_crc32(f, sizeof(f)));
+    g_assert_cmphex(qtest_readl(c.qs->qts, r.rx_ring + 48), ==, RX_OWN | 512);
+    ctx_fini(&c);
+}
+
+static uint16_t csum16(const uint8_t *p, size_t len, uint32_t sum)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < len; i += 2) {
+        sum += (p[i] << 8) | p[i + 1];
+    }
+    if (len & 1) {
+        sum += p[len - 1] << 8;
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    return ~sum & 0xFFFF;
+}
+
+/* TSO: one 3000-byte payload with MSS 1000 -> 3 wire frames */
+static void test_tx_tso(void)
+{
+    Ctx c;
+    QTestState *q;
+    uint64_t ring, hwb, buf;
+    enum { HDR = 54, PAY = 3000, MSS = 1000 };
+    uint8_t f[HDR + PAY], got[HDR + MSS];
+    int seg;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    ring = guest_alloc(&c.qs->alloc, RING * 16);
+    hwb = guest_alloc(&c.qs->alloc, 4);
+    buf = guest_alloc(&c.qs->alloc, sizeof(f));
+    make_frame(f, sizeof(f));
+    f[12] = 0x08; f[13] = 0x00;
+    memset(f + 14, 0, 40);
+    f[14] = 0x45;
+    stw_be_p(f + 16, 40 + PAY);             /* as the stack leaves it */
+    stw_be_p(f + 18, 0x1234);               /* IP id */
+    f[22] = 64; f[23] = 6;
+    memcpy(f + 26, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
+    stw_be_p(f + 34, 40000); stw_be_p(f + 36, 5201);
+    stl_be_p(f + 38, 0x10000000);           /* seq */
+    f[46] = 5 << 4;
+    f[47] = 0x18 | 0x01;                    /* PSH|ACK|FIN */
+    qtest_memwrite(q, buf, f, sizeof(f));
+
+    wr(&c, FCT_TX_CTL, 1u << 28);
+    wr(&c, DMAC_CMD, 1u << 24);
+    wr(&c, TX_BASE_ADDRH(0), ring >> 32);
+    wr(&c, TX_BASE_ADDRL(0), ring & 0xFFFFFFFF);
+    wr(&c, TX_CFG_B(0), RING);
+    wr(&c, TX_CFG_A(0), 1u << 5);
+    wr(&c, TX_HWB_ADDRH(0), hwb >> 32);
+    wr(&c, TX_HWB_ADDRL(0), hwb & 0xFFFFFFFF);
+    wr(&c, DMAC_CMD, 1u << 20);
+    wr(&c, MAC_TX, 1);
+    /* data: FS|LS|EXT|IOC|ICE|IPE|TPE|FCS, MSS in data3; ext: LSO|len */
+    qtest_writel(q, ring + 4, buf & 0xFFFFFFFF);
+    qtest_writel(q, ring + 8, buf >> 32);
+    qtest_writel(q, ring + 12, MSS << 16);
+    qtest_writel(q, ring + 0, (1u << 29) | (1u << 28) | (1u << 27) |
+                 (1u << 26) | (7u << 20) | (1u << 17) | sizeof(f));
+    qtest_writel(q, ring + 16 + 0, 0x40000000 | (1u << 21) | sizeof(f));
+    qtest_writel(q, ring + 16 + 4, 0);
+    qtest_writel(q, ring + 16 + 8, 0);
+    qtest_writel(q, ring + 16 + 12, 0);
+    wr(&c, TX_TAIL(0), 2);
+    g_assert_true(wait_hwb(&c, hwb, 2));
+
+    for (seg = 0; seg < PAY / MSS; seg++) {
+        uint32_t be, sum;
+        uint8_t ph[12];
+
+        g_assert_cmpint(recv(c.sock[0], &be, 4, MSG_WAITALL), ==, 4);
+        g_assert_cmpint(ntohl(be), ==, HDR + MSS);
+        g_assert_cmpint(recv(c.sock[0], got, HDR + MSS, MSG_WAITALL), ==,
+                        HDR + MSS);
+        g_assert_cmpint(lduw_be_p(got + 16), ==, 40 + MSS);
+        g_assert_cmphex(lduw_be_p(got + 18), ==, 0x1234 + seg);
+        g_assert_cmphex(csum16(got + 14, 20, 0), ==, 0);
+        g_assert_cmphex(ldl_be_p(got + 38), ==, 0x10000000 + seg * MSS);
+        g_assert_cmphex(got[47] & 0x09, ==, seg == 2 ? 0x09 : 0);
+        memcpy(ph, got + 26, 8);
+        ph[8] = 0; ph[9] = 6;
+        stw_be_p(ph + 10, 20 + MSS);
+        sum = 0xFFFF & ~csum16(ph, 12, 0);
+        g_assert_cmphex(csum16(got + 34, 20 + MSS, sum), ==, 0);
+        g_assert_cmpmem(got + HDR, MSS, f + HDR + seg * MSS, MSS);
+    }
+    ctx_fini(&c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -483,6 +609,8 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/mdio-phy-id", test_mdio_phy_id);
     qtest_add_func("lan7430/rx-roundtrip", test_rx_roundtrip);
     qtest_add_func("lan7430/tx-roundtrip", test_tx_roundtrip);
+    qtest_add_func("lan7430/rx-multibuf", test_rx_multibuf);
+    qtest_add_func("lan7430/tx-tso", test_tx_tso);
     qtest_add_func("lan7430/irq-auto-clear", test_irq_auto_clear);
     qtest_add_func("lan7430/msix-vector-map", test_msix_vector_map);
     return g_test_run();
