@@ -2,6 +2,8 @@
 # Boot the lab VM, run N pings DUT->peer, and report the model's counters
 # per ping (each ping = 1 TX + 1 RX frame on the DUT).
 # usage: emulator/tests/counters-per-packet.sh [N] [ping-size]
+# L7_LOAD='iperf3 -c 10.9.9.2 -t 3' replaces the ping load (N then only
+# scales the per-unit figures).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 N=${1:-200}
@@ -16,7 +18,8 @@ ip addr add 10.9.9.1/24 dev $D; ip link set $D up
 for i in $(seq 50); do [ "$(cat /sys/class/net/$D/carrier)" = 1 ] && break; sleep 0.2; done
 ping -c 3 10.9.9.2 >/dev/null; sleep 1
 touch '"$RW"'/ready; while [ ! -e '"$RW"'/go ]; do sleep 0.1; done
-ping -q -c '"$N"' -i 0.02 -s '"$SZ"' 10.9.9.2
+ip netns exec peer iperf3 -s -D 2>/dev/null; sleep 0.5
+'"${L7_LOAD:-ping -q -c $N -i 0.02 -s $SZ 10.9.9.2}"'
 sleep 1; touch '"$RW"'/done; while [ ! -e '"$RW"'/exit ]; do sleep 0.1; done'
 echo "$GUEST" > "$RW/guest.sh"
 "$ROOT/lab/vm.sh" sh "$RW/guest.sh" > "$RW/vm.log" 2>&1 &
