@@ -3,7 +3,8 @@
 # LAN7430 DUT, wired through a QEMU hub to a virtio-net peer; run a command
 # in the guest and return its exit status.
 #
-# usage: lab/vm.sh [--] <guest command...>
+# usage: lab/vm.sh [-r|--kernel PATH] [--moddir DIR] [--qmp SOCK] [--qemu BIN]
+#                  [--] <guest command...>
 #        lab/vm.sh lab/guest/e2e.sh
 #
 # environment:
@@ -34,8 +35,17 @@ LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$LAB/.." && pwd)
 die() { echo "vm.sh: error: $*" >&2; exit 2; }
 
-[ "${1:-}" = "--" ] && shift
-[ $# -ge 1 ] || die "usage: lab/vm.sh [--] <guest command...>"
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -r|--kernel) KERNEL=$2; shift 2 ;;
+    --moddir) MODDIR=$2; shift 2 ;;
+    --qmp) QMP_SOCK=$2; shift 2 ;;
+    --qemu) QEMU=$2; shift 2 ;;
+    --) shift; break ;;
+    *) break ;;
+    esac
+done
+[ $# -ge 1 ] || die "usage: lab/vm.sh [-r KERNEL] [--moddir DIR] [--qmp SOCK] [--qemu BIN] [--] <guest command...>"
 command -v vng >/dev/null || die "virtme-ng (vng) not found"
 
 if [ -z "${KERNEL:-}" ]; then

@@ -206,7 +206,7 @@ info "rmmod/insmod x$NRELOAD"
 M2=$(date +%s%N); mark "$M2-reload" >/dev/null
 ok=1
 for i in $(seq 1 "$NRELOAD"); do
-    modprobe -r lan743x || rmmod lan743x || { ok=0; echo "rmmod failed #$i"; }
+    rmmod lan743x || modprobe -r lan743x || { ok=0; echo "rmmod failed #$i"; }
     load_driver || { ok=0; echo "load failed #$i"; }
     wait_dut || { ok=0; echo "no interface after load #$i"; }
 done
