@@ -78,8 +78,12 @@ def prepare_tests(dest, tree=None):
         inc = [f"--include={p}/*" for p in TREE_PATHS]
         for p in patches:
             # only the hunks under TREE_PATHS: the rest is not extracted
+            # not inside this repository's work tree (results/ is): git
+            # apply would take the paths as relative to its top
             r = subprocess.run(["git", "apply", "-p1"] + inc + [str(p)],
-                               cwd=dest, text=True, capture_output=True)
+                               cwd=dest, text=True, capture_output=True,
+                               env=dict(os.environ, GIT_CEILING_DIRECTORIES=
+                                        str(dest.parent)))
             if r.returncode:
                 die(f"{p.name} does not apply to the extracted selftests: "
                     f"{r.stderr.strip()}")
