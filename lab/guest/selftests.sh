@@ -102,6 +102,16 @@ dut_setup() {
 	echo "$dut"
 }
 
+state() {	# state DUT: what the tests change, on both ends
+	ip -br link show dev "$1" | awk '{print $1, $2}'
+	ip -o link show dev "$1" | grep -o 'mtu [0-9]*'
+	ethtool -k "$1" | grep -v '\[fixed\]'
+	ip -n "$NS" -o link | grep -o '^[0-9]*: [^:]*: .*mtu [0-9]*'
+	ip -n "$NS" -br addr
+	ls /sys/kernel/tracing/instances 2>/dev/null
+	ps -eo comm | grep -E '^(iperf3|python3|ping)$' | sort | uniq -c
+}
+
 programs() {
 	if [ -n "${LAN743X_TESTS:-}" ]; then
 		echo "$LAN743X_TESTS"
@@ -110,6 +120,9 @@ programs() {
 	sed -n '/^TEST_PROGS/,/^\s*#/p' "$DIR/Makefile" | grep -o '[a-z0-9_]*\.py'
 }
 
+# The body is a function, parsed whole before it runs: the script can be
+# edited while a (long) run is in progress.
+main() {
 mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
 command -v iperf3 >/dev/null || log "warning: no iperf3 in the guest: iperf3 tests will skip"
@@ -134,6 +147,7 @@ for m in "${MODS[@]}"; do
 	fi
 	echo "ok 1 lab.load" >"$OUT/$name/load.ktap"
 	log "module $name: NETIF=$dut"
+	state0=$(state "$dut")
 	marker="lan743x-selftests-$name-$(date +%s%N)"
 	echo "$marker" >/dev/kmsg
 	for t in $(programs); do
@@ -144,6 +158,14 @@ for m in "${MODS[@]}"; do
 			timeout -k 10 900 python3 "./$t") 2>&1 | tee "$OUT/$name/${t%.py}.ktap"
 		echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/${t%.py}.ktap"
 	done
+	# the tests must leave both ends as they found them
+	state1=$(state "$dut")
+	if [ "$state0" = "$state1" ]; then
+		echo "ok 1 lab.state_restored" | tee "$OUT/$name/state.ktap"
+	else
+		{ diff <(echo "$state0") <(echo "$state1") | sed 's/^/# /'
+		  echo "not ok 1 lab.state_restored"; } | tee "$OUT/$name/state.ktap"
+	fi
 	# kernel warnings while this module ran fail the run
 	bad=$(dmesg | awk -v m="$marker" 'f; index($0, m) {f=1}' |
 		grep -E "WARNING|BUG|Call Trace|DMA-API|NETDEV WATCHDOG|refcount_t" | head -20)
@@ -155,4 +177,5 @@ for m in "${MODS[@]}"; do
 	fi
 	ip link set "$dut" down
 done
-exit 0
+}
+main; exit 0
