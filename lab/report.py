@@ -55,6 +55,16 @@ def metrics(rec):
             if k.startswith("dma_sync_single_for_device")
             and k.endswith("_bytes"))) if t else None,
     }
+    orders = t.get("page_alloc_orders_global") if t else None
+    if orders is not None:
+        # global: every page allocation in the guest while the cell ran,
+        # the stack's and iperf3's included, not only the driver's
+        m["page allocs/pkt (all)"] = per_pkt(rec, sum(orders.values()))
+        m["order>0 allocs/pkt (all)"] = per_pkt(rec, sum(
+            v for k, v in orders.items() if int(k) > 0))
+        m["page_pool new pages/pkt"] = per_pkt(rec, t.get("page_pool_hold", 0))
+    if "mem_up_kib" in rec:
+        m = {"KiB taken by ip link set up": rec["mem_up_kib"]}
     if mmio:
         rx_tail = sum(v["w"] for k, v in mmio.items()
                       if k.startswith("RX_TAIL"))

@@ -262,6 +262,17 @@ class Net:
         return False
 
 
+def free_kib():
+    """Free memory in KiB from /proc/vmstat (free pages), after a settle."""
+    sh(["sync"], check=False)
+    time.sleep(0.5)
+    for line in Path("/proc/vmstat").read_text().splitlines():
+        k, v = line.split()
+        if k == "nr_free_pages":
+            return int(v) * os.sysconf("SC_PAGE_SIZE") // 1024
+    raise RuntimeError("no nr_free_pages in /proc/vmstat")
+
+
 def load_module(path):
     sh(["rmmod", "lan743x"], check=False)
     sh(["insmod", path])
@@ -371,8 +382,19 @@ def main():
                 if first:
                     net.setup()
                     first = False
+                # memory the driver takes at `ip link set up` (MTU 1500):
+                # RX/TX rings and RX buffers of every channel
+                sh(["ip", "link", "set", dut, "mtu", "1500"])
+                free0 = free_kib()
                 if not net.dut_up():
                     log(f"{name}: peer unreachable, cell skipped")
+                free1 = free_kib()
+                f.write(json.dumps({"cell": "mem-up", "mtu": 1500,
+                                    "dir": "up", "packets": 0,
+                                    "mem_up_kib": free0 - free1,
+                                    "rep": rep, "module": name,
+                                    "tag": args.tag}) + "\n")
+                log(f"  {name}: ip link set up took {free0 - free1} KiB")
                 tracer = Tracer(dut, pci)
                 for cell in cells:
                     log(f"rep {rep}/{args.reps} {name} {cell}")
