@@ -23,6 +23,7 @@
 #include "qemu/timer.h"
 #include "qemu/bswap.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "qom/object.h"
 #include "sysemu/dma.h"
 #include "trace.h"
@@ -37,6 +38,57 @@ OBJECT_DECLARE_SIMPLE_TYPE(Lan7430State, LAN7430)
 #define L7_TXBUF_MAX        (256 * 1024)
 #define L7_NREGS            (L7_CSR_SIZE / 4)
 #define L7_MMD_SLOTS        32
+
+/*
+ * Fault injection.  Every fault has a count (fire on the next N
+ * opportunities) and an "every" (fire on every Nth opportunity until
+ * cleared).  Opportunities: a received frame written to the ring for the
+ * RX faults, a tick of the fault's own timer for spurious-irq and link-flap.
+ */
+enum {
+    L7F_RX_LEN_SHORT,
+    L7F_RX_LEN_LONG,
+    L7F_RX_LEN_ZERO,
+    L7F_DROP_FS,
+    L7F_DROP_LS,
+    L7F_SPURIOUS_IRQ,
+    L7F_WB_DELAY_DESC,
+    L7F_WB_DELAY_HEAD,
+    L7F_LINK_FLAP,
+    L7F_RX_STALL,
+    L7F_NUM
+};
+
+static const char *const l7_fault_names[L7F_NUM] = {
+    [L7F_RX_LEN_SHORT] = "rx-len-short",
+    [L7F_RX_LEN_LONG] = "rx-len-long",
+    [L7F_RX_LEN_ZERO] = "rx-len-zero",
+    [L7F_DROP_FS] = "drop-fs",
+    [L7F_DROP_LS] = "drop-ls",
+    [L7F_SPURIOUS_IRQ] = "spurious-irq",
+    [L7F_WB_DELAY_DESC] = "wb-delay-desc",
+    [L7F_WB_DELAY_HEAD] = "wb-delay-head",
+    [L7F_LINK_FLAP] = "link-flap",
+    [L7F_RX_STALL] = "rx-stall",
+};
+
+typedef struct L7Fault {
+    uint32_t count;             /* fire on the next N opportunities */
+    uint32_t every;             /* fire on every Nth opportunity, 0 = off */
+    uint32_t seen;              /* opportunities since the last "every" hit */
+} L7Fault;
+
+/* descriptor writes held back by the wb-delay faults */
+#define L7_WB_MAX_WRITES    136
+typedef struct L7WbPending {
+    bool active;
+    bool head;                  /* head write-back + interrupt held back */
+    int ch;
+    uint32_t head_idx;
+    int n;
+    uint64_t addr[L7_WB_MAX_WRITES];
+    uint32_t val[L7_WB_MAX_WRITES];
+} L7WbPending;
 
 typedef struct L7Counters {
     uint64_t reg_reads[L7_NREGS];
@@ -72,6 +124,11 @@ typedef struct L7Counters {
     uint64_t rx_csum_verified;
     uint64_t rx_csum_errors;
     uint64_t rx_csum_unchecked;
+    uint64_t irq_spurious[L7_NUM_VECTORS];
+    uint64_t rx_pace_holds;
+    uint64_t tx_pace_holds;
+    uint64_t rx_fault_holds;
+    uint64_t fault_fired[L7F_NUM];
 } L7Counters;
 
 typedef struct L7Phy {
@@ -99,6 +156,32 @@ struct Lan7430State {
     uint32_t id_rev;
     uint32_t int_mod_unit_ns;
     bool use_msix;
+    uint32_t rate_mbps;          /* wire pacing, 0 = unpaced */
+    uint32_t rate_burst_us;      /* how far frames may run ahead of the wire */
+
+    /* fault injection (QOM properties, settable at runtime) */
+    L7Fault fault[L7F_NUM];
+    uint32_t fault_wb_delay_us;
+    uint32_t fault_rx_stall_ms;
+    uint32_t fault_irq_vectors;  /* bit mask, round robin */
+    uint32_t fault_irq_period_us;
+    uint32_t fault_flap_period_ms;
+    uint32_t fault_flap_down_ms;
+    int fault_irq_next;
+    QEMUTimer *fault_irq_timer;
+    QEMUTimer *flap_tick_timer;
+    QEMUTimer *flap_up_timer;
+    bool flap_down;              /* link held down by the link-flap fault */
+    QEMUTimer *rx_stall_timer;
+    bool rx_stalled;
+    QEMUTimer *wb_timer;
+    L7WbPending wb;
+
+    /* pacing: virtual time at which each direction of the wire is free */
+    int64_t tx_wire_free;
+    int64_t rx_wire_free;
+    QEMUTimer *tx_pace_timer;
+    QEMUTimer *rx_pace_timer;
 
     uint32_t regs[L7_NREGS];     /* plain storage for simple registers */
 
@@ -137,6 +220,7 @@ struct Lan7430State {
     bool ptp_enabled;
 
     L7Phy phy;
+    bool bmsr_link_latched_low;  /* BMSR link status is latched low */
 
     bool rx_blocked;
     bool tx_waiting;            /* peer queue full: wait for sent callback */
@@ -196,7 +280,37 @@ static void l7_dma_write(Lan7430State *s, dma_addr_t a, const void *buf,
 static bool l7_link_up(Lan7430State *s)
 {
     NetClientState *nc = qemu_get_queue(s->nic);
-    return !nc->link_down && !(s->phy.bmcr & 0x0800);
+    return !nc->link_down && !(s->phy.bmcr & 0x0800) && !s->flap_down;
+}
+
+/* does fault f fire on this opportunity? counts it if so */
+static bool l7_fault_hit(Lan7430State *s, int f)
+{
+    L7Fault *ft = &s->fault[f];
+
+    if (ft->count) {
+        ft->count--;
+    } else if (ft->every && ++ft->seen >= ft->every) {
+        ft->seen = 0;
+    } else {
+        return false;
+    }
+    s->cnt.fault_fired[f]++;
+    return true;
+}
+
+static bool l7_fault_armed(Lan7430State *s, int f)
+{
+    return s->fault[f].count || s->fault[f].every;
+}
+
+/* time one frame (without FCS) occupies the wire at rate_mbps */
+static int64_t l7_wire_ns(Lan7430State *s, size_t len)
+{
+    /* preamble+SFD 8, FCS 4, IFG 12; minimum frame 64 incl. FCS */
+    uint64_t bytes = MAX(len + 4, 64) + 8 + 12;
+
+    return bytes * 8 * 1000 / s->rate_mbps;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -436,8 +550,13 @@ static uint16_t l7_phy_read(Lan7430State *s, int reg)
     switch (reg) {
     case 0:
         return p->bmcr;
-    case 1:
-        return 0x7949 | (link ? 0x0004 : 0) | ((link && an) ? 0x0020 : 0);
+    case 1: {
+        /* link status latches low (802.3 22.2.4.2.13): a flap is seen */
+        bool l = link && !s->bmsr_link_latched_low;
+
+        s->bmsr_link_latched_low = false;
+        return 0x7949 | (l ? 0x0004 : 0) | ((link && an) ? 0x0020 : 0);
+    }
     case 2:
         return L7_PHY_ID1;
     case 3:
@@ -585,8 +704,11 @@ static void l7_load_mac(Lan7430State *s)
     s->regs[L7_MAC_RX_ADDRH >> 2] = m[4] | (m[5] << 8);
 }
 
+static void l7_wb_cancel(Lan7430State *s, int ch);
+
 static void l7_dma_rx_reset(Lan7430State *s, int ch)
 {
+    l7_wb_cancel(s, ch);
     s->rx_head[ch] = 0;
     s->rx_tail[ch] = 0;
     s->dmac_run &= ~L7_DMAC_CMD_START_R(ch);
@@ -1085,15 +1207,39 @@ static bool lan7430_can_receive(NetClientState *nc)
     return !s->rx_blocked;
 }
 
-static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
-                               size_t size)
+/* write one 32-bit descriptor word now, or hold it back (wb-delay-desc) */
+static void l7_rx_desc_wr32(Lan7430State *s, uint64_t a, uint32_t v, bool defer)
 {
-    Lan7430State *s = qemu_get_nic_opaque(nc);
+    uint32_t le = cpu_to_le32(v);
+
+    if (defer && s->wb.n < L7_WB_MAX_WRITES) {
+        s->wb.addr[s->wb.n] = a;
+        s->wb.val[s->wb.n++] = v;
+        return;
+    }
+    l7_dma_write(s, a, &le, 4, true);
+}
+
+static void l7_rx_head_wb(Lan7430State *s, int ch, uint32_t idx)
+{
+    if (l7_reg(s, L7_RX_CFG_A(ch)) & L7_RX_CFG_A_HP_WB_EN) {
+        uint32_t h = cpu_to_le32(idx);
+        uint64_t wb = l7_addr64(s, L7_RX_HEAD_WB_ADDRH(ch),
+                                L7_RX_HEAD_WB_ADDRL(ch));
+        l7_dma_write(s, wb, &h, 4, true);
+        s->cnt.rx_head_wb[ch]++;
+    }
+}
+
+static ssize_t l7_receive_frame(Lan7430State *s, const uint8_t *buf,
+                                size_t size)
+{
     PCIDevice *pd = PCI_DEVICE(s);
     uint8_t *f = s->rxbuf;
-    uint32_t flen, maxsz, pad, ring, idx, tail, need, got, crc, st;
+    uint32_t flen, maxsz, pad, ring, idx, tail, need, got, crc, st, rep_len;
+    bool f_drop_fs, f_drop_ls, f_wb_desc, f_wb_head;
     unsigned sp = l7_desc_space(s);
-    uint64_t base, wb;
+    uint64_t base;
     bool ts;
     int ch, nd, i;
     size_t len = size;
@@ -1192,6 +1338,46 @@ static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
         idx = (idx + 1) % ring;
     }
 
+    /* faults on this frame's write-back */
+    {
+        bool f_short = l7_fault_hit(s, L7F_RX_LEN_SHORT);
+        bool f_long = l7_fault_hit(s, L7F_RX_LEN_LONG);
+        bool f_zero = l7_fault_hit(s, L7F_RX_LEN_ZERO);
+
+        f_drop_fs = l7_fault_hit(s, L7F_DROP_FS);
+        f_drop_ls = l7_fault_hit(s, L7F_DROP_LS);
+        f_wb_desc = l7_fault_hit(s, L7F_WB_DELAY_DESC);
+        f_wb_head = !f_wb_desc && l7_fault_hit(s, L7F_WB_DELAY_HEAD);
+        rep_len = flen;
+        if (f_zero) {
+            rep_len = 0;
+        } else if (f_long) {
+            rep_len = MIN(got + 1024, L7_RXD0_FRAME_LEN_MASK >>
+                                      L7_RXD0_FRAME_LEN_SHIFT);
+        } else if (f_short) {
+            rep_len = flen / 2;
+        }
+        if (rep_len != flen) {
+            trace_lan743x_fault_rx_len(ch, flen, rep_len);
+        }
+        if (f_drop_fs) {
+            trace_lan743x_fault_rx_flag(ch, "FS");
+        }
+        if (f_drop_ls) {
+            trace_lan743x_fault_rx_flag(ch, "LS");
+        }
+        if (f_wb_desc || f_wb_head) {
+            s->wb.active = true;
+            s->wb.head = f_wb_head;
+            s->wb.ch = ch;
+            s->wb.n = 0;
+            timer_mod(s->wb_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                      (int64_t)s->fault_wb_delay_us * 1000);
+            trace_lan743x_fault_wb_delay(ch, f_wb_head ? "head" : "descriptor",
+                                         s->fault_wb_delay_us);
+        }
+    }
+
     /* copy data and write back descriptors */
     st = l7_rx_csum_status(s, f, len);
     if (st & (L7_RXD1_ICE | L7_RXD1_TCE)) {
@@ -1215,46 +1401,47 @@ static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
             l7_dma_write(s, (((uint64_t)le32_to_cpu(d[2])) << 32 |
                              le32_to_cpu(d[1])) + skip, f + off, chunk, false);
             off += chunk;
-            d[0] = blen | (i == 0 ? L7_RXD0_FS : 0);
+            d[0] = blen | ((i == 0 && !f_drop_fs) ? L7_RXD0_FS : 0);
             if (last) {
-                d[0] |= L7_RXD0_LS | (flen << L7_RXD0_FRAME_LEN_SHIFT) |
+                d[0] |= (f_drop_ls ? 0 : L7_RXD0_LS) |
+                        (rep_len << L7_RXD0_FRAME_LEN_SHIFT) |
                         (ts ? L7_RXD0_EXT : 0);
-                d[1] = cpu_to_le32(st);
-                l7_dma_write(s, a + 4, &d[1], 4, true);
+                l7_rx_desc_wr32(s, a + 4, st, f_wb_desc);
             }
-            d[0] = cpu_to_le32(d[0]);
-            l7_dma_write(s, a, &d[0], 4, true);
+            l7_rx_desc_wr32(s, a, d[0], f_wb_desc);
             s->cnt.rx_desc_consumed[ch]++;
             s->cnt.rx_desc_written[ch]++;
         }
         if (ts) {
             uint64_t a = base + (uint64_t)descs[nd] * sp;
             int64_t now = l7_ptp_now(s);
-            uint32_t e[3];
 
-            e[1] = cpu_to_le32((uint32_t)(now / NANOSECONDS_PER_SECOND));
-            e[2] = cpu_to_le32((uint32_t)(now % NANOSECONDS_PER_SECOND));
-            l7_dma_write(s, a + 4, &e[1], 8, true);
-            e[0] = cpu_to_le32(L7_RXD0_EXT);
-            l7_dma_write(s, a, &e[0], 4, true);
+            l7_rx_desc_wr32(s, a + 4, now / NANOSECONDS_PER_SECOND, f_wb_desc);
+            l7_rx_desc_wr32(s, a + 8, now % NANOSECONDS_PER_SECOND, f_wb_desc);
+            l7_rx_desc_wr32(s, a, L7_RXD0_EXT, f_wb_desc);
             s->cnt.rx_desc_consumed[ch]++;
             s->cnt.rx_desc_written[ch]++;
         }
     }
     s->rx_head[ch] = idx;
-    if (l7_reg(s, L7_RX_CFG_A(ch)) & L7_RX_CFG_A_HP_WB_EN) {
-        uint32_t h = cpu_to_le32(idx);
-        wb = l7_addr64(s, L7_RX_HEAD_WB_ADDRH(ch), L7_RX_HEAD_WB_ADDRL(ch));
-        l7_dma_write(s, wb, &h, 4, true);
-        s->cnt.rx_head_wb[ch]++;
-    }
     s->cnt.rx_frames++;
     s->cnt.rx_frames_ch[ch]++;
     s->cnt.rx_bytes += size;
     l7_stat_frame(s, true, f, flen);
     trace_lan743x_rx_frame(ch, flen, nd, idx);
-    s->dmac_int_sts |= L7_DMAC_INT_RXFRM(ch);
-    l7_update_irq(s);
+    if (f_wb_head) {
+        s->wb.head_idx = idx;   /* head write-back + interrupt held back */
+    } else {
+        l7_rx_head_wb(s, ch, idx);
+        s->dmac_int_sts |= L7_DMAC_INT_RXFRM(ch);
+        l7_update_irq(s);
+    }
+    if (l7_fault_hit(s, L7F_RX_STALL)) {
+        s->rx_stalled = true;
+        timer_mod(s->rx_stall_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                  (int64_t)s->fault_rx_stall_ms * SCALE_MS);
+        trace_lan743x_fault_rx_stall(s->fault_rx_stall_ms);
+    }
     return size;
 
 no_desc:
@@ -1262,6 +1449,42 @@ no_desc:
     s->cnt.rx_no_desc_stalls++;
     trace_lan743x_rx_nodesc(ch, s->rx_head[ch], s->rx_tail[ch]);
     return 0;
+}
+
+static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
+                               size_t size)
+{
+    Lan7430State *s = qemu_get_nic_opaque(nc);
+    ssize_t r;
+
+    if (l7_rx_enabled(s) && (s->rx_stalled || s->wb.active)) {
+        /* rx-stall / wb-delay fault: the DMA takes nothing for now */
+        s->rx_blocked = true;
+        s->cnt.rx_fault_holds++;
+        return 0;
+    }
+    if (s->rate_mbps && l7_rx_enabled(s)) {
+        int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+        int64_t burst = (int64_t)s->rate_burst_us * 1000;
+
+        if (s->rx_wire_free > now + burst) {
+            /* the previous frames still occupy the wire */
+            s->rx_blocked = true;
+            if (!timer_pending(s->rx_pace_timer)) {
+                s->cnt.rx_pace_holds++;
+                trace_lan743x_pace("rx", s->rx_wire_free - burst - now);
+            }
+            timer_mod(s->rx_pace_timer, s->rx_wire_free - burst);
+            return 0;
+        }
+    }
+    r = l7_receive_frame(s, buf, size);
+    if (r > 0 && s->rate_mbps) {
+        int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+        s->rx_wire_free = MAX(s->rx_wire_free, now) + l7_wire_ns(s, size);
+    }
+    return r;
 }
 
 static void l7_rx_kick(Lan7430State *s)
@@ -1335,6 +1558,11 @@ static void l7_tx_send(Lan7430State *s, uint8_t *p, size_t len)
     if (!l7_link_up(s)) {
         s->cnt.tx_drop_link_down++;
         return;
+    }
+    if (s->rate_mbps) {
+        int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+        s->tx_wire_free = MAX(s->tx_wire_free, now) + l7_wire_ns(s, len);
     }
     if (qemu_send_packet_async(nc, p, len, l7_tx_sent_cb) == 0) {
         if (!s->tx_waiting) {
@@ -1458,6 +1686,21 @@ static void l7_tx_process(Lan7430State *s, int ch)
         bool ext_follows_last = false, overflow = false;
         int nd = 0;
 
+        if (s->rate_mbps) {
+            /* wait while the frames sent so far still occupy the wire */
+            int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+            int64_t burst = (int64_t)s->rate_burst_us * 1000;
+
+            if (s->tx_wire_free > now + burst) {
+                if (!timer_pending(s->tx_pace_timer)) {
+                    s->cnt.tx_pace_holds++;
+                    trace_lan743x_pace("tx", s->tx_wire_free - burst - now);
+                }
+                timer_mod(s->tx_pace_timer, s->tx_wire_free - burst);
+                break;
+            }
+        }
+
         while (!done) {
             uint32_t d[4], d0;
 
@@ -1532,6 +1775,163 @@ out:
     if (ioc_any) {
         s->dmac_int_sts |= L7_DMAC_INT_TX_IOC(ch);
         l7_update_irq(s);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* pacing and fault injection timers                                         */
+
+static void l7_tx_pace_cb(void *opaque)
+{
+    Lan7430State *s = opaque;
+
+    l7_tx_process(s, 0);
+    l7_update_irq(s);
+}
+
+static void l7_rx_pace_cb(void *opaque)
+{
+    l7_rx_kick(opaque);
+}
+
+static void l7_rx_stall_cb(void *opaque)
+{
+    Lan7430State *s = opaque;
+
+    s->rx_stalled = false;
+    trace_lan743x_fault_rx_stall_end();
+    l7_rx_kick(s);
+}
+
+/* the held-back write-backs of a wb-delay fault arrive */
+static void l7_wb_cb(void *opaque)
+{
+    Lan7430State *s = opaque;
+    L7WbPending *w = &s->wb;
+    int i;
+
+    if (!w->active) {
+        return;
+    }
+    for (i = 0; i < w->n; i++) {
+        uint32_t le = cpu_to_le32(w->val[i]);
+        l7_dma_write(s, w->addr[i], &le, 4, true);
+    }
+    if (w->head) {
+        l7_rx_head_wb(s, w->ch, w->head_idx);
+        s->dmac_int_sts |= L7_DMAC_INT_RXFRM(w->ch);
+    }
+    w->active = false;
+    w->n = 0;
+    trace_lan743x_fault_wb_done(w->ch, w->head ? "head" : "descriptor");
+    l7_update_irq(s);
+    l7_rx_kick(s);
+}
+
+/* channel ch (or all, ch < 0) was reset: held-back write-backs are void */
+static void l7_wb_cancel(Lan7430State *s, int ch)
+{
+    if (s->wb.active && (ch < 0 || s->wb.ch == ch)) {
+        s->wb.active = false;
+        s->wb.n = 0;
+        if (s->wb_timer) {
+            timer_del(s->wb_timer);
+        }
+    }
+}
+
+/* one MSI-X/MSI message (or an INTx pulse) with no source pending */
+static void l7_spurious_irq(Lan7430State *s)
+{
+    PCIDevice *d = PCI_DEVICE(s);
+    uint32_t mask = s->fault_irq_vectors & ((1u << L7_NUM_VECTORS) - 1);
+    int i, v = 0;
+
+    if (!mask) {
+        mask = 1;
+    }
+    for (i = 0; i < L7_NUM_VECTORS; i++) {
+        v = (s->fault_irq_next + i) % L7_NUM_VECTORS;
+        if (mask & (1u << v)) {
+            break;
+        }
+    }
+    s->fault_irq_next = (v + 1) % L7_NUM_VECTORS;
+    s->cnt.irq_spurious[v]++;
+    trace_lan743x_fault_irq(v);
+    if (msix_enabled(d)) {
+        if (v < d->msix_entries_nr) {
+            msix_notify(d, v);
+        }
+    } else if (msi_enabled(d)) {
+        unsigned nr = msi_nr_vectors_allocated(d);
+        msi_notify(d, v < nr ? v : 0);
+    } else if (!s->intx_level) {
+        pci_set_irq(d, 1);
+        pci_set_irq(d, 0);
+    }
+}
+
+static void l7_fault_irq_tick(void *opaque)
+{
+    Lan7430State *s = opaque;
+
+    if (l7_fault_hit(s, L7F_SPURIOUS_IRQ)) {
+        l7_spurious_irq(s);
+    }
+    if (l7_fault_armed(s, L7F_SPURIOUS_IRQ)) {
+        timer_mod(s->fault_irq_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                  (int64_t)MAX(s->fault_irq_period_us, 1) * SCALE_US);
+    }
+}
+
+static void l7_flap_up_cb(void *opaque)
+{
+    Lan7430State *s = opaque;
+
+    s->flap_down = false;
+    trace_lan743x_fault_link(1, s->fault_flap_down_ms);
+    l7_rx_kick(s);
+    l7_tx_process(s, 0);
+    l7_update_irq(s);
+}
+
+static void l7_flap_tick(void *opaque)
+{
+    Lan7430State *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+    if (!s->flap_down && l7_fault_hit(s, L7F_LINK_FLAP)) {
+        s->flap_down = true;
+        s->bmsr_link_latched_low = true;
+        trace_lan743x_fault_link(0, s->fault_flap_down_ms);
+        timer_mod(s->flap_up_timer,
+                  now + (int64_t)s->fault_flap_down_ms * SCALE_MS);
+        l7_rx_kick(s);          /* frames held for a full ring: dropped */
+    }
+    if (l7_fault_armed(s, L7F_LINK_FLAP)) {
+        timer_mod(s->flap_tick_timer,
+                  now + (int64_t)MAX(s->fault_flap_period_ms, 1) * SCALE_MS);
+    }
+}
+
+/* clear every fault and end the ones in progress */
+static void l7_fault_clear(Lan7430State *s)
+{
+    memset(s->fault, 0, sizeof(s->fault));
+    timer_del(s->fault_irq_timer);
+    timer_del(s->flap_tick_timer);
+    if (s->flap_down) {
+        timer_del(s->flap_up_timer);
+        l7_flap_up_cb(s);
+    }
+    if (s->rx_stalled) {
+        timer_del(s->rx_stall_timer);
+        l7_rx_stall_cb(s);
+    }
+    if (s->wb.active) {
+        timer_del(s->wb_timer);
+        l7_wb_cb(s);
     }
 }
 
@@ -2080,6 +2480,13 @@ static char *lan7430_get_counters(Object *obj, Error **errp)
     l7_json_arr(g, "rx_desc_written", c->rx_desc_written, L7_NUM_RX_CH);
     l7_json_arr(g, "rx_head_writebacks", c->rx_head_wb, L7_NUM_RX_CH);
     l7_json_arr(g, "rx_frames_per_channel", c->rx_frames_ch, L7_NUM_RX_CH);
+    l7_json_arr(g, "irq_spurious_per_vector", c->irq_spurious, L7_NUM_VECTORS);
+    g_string_append(g, "\"fault_fired\":{");
+    for (i = 0; i < L7F_NUM; i++) {
+        g_string_append_printf(g, "%s\"%s\":%" PRIu64, i ? "," : "",
+                               l7_fault_names[i], c->fault_fired[i]);
+    }
+    g_string_append(g, "},");
 #define J(f) g_string_append_printf(g, "\"%s\":%" PRIu64 ",", #f, c->f)
     J(irq_intx_assert);
     J(irq_moderated);
@@ -2108,14 +2515,13 @@ static char *lan7430_get_counters(Object *obj, Error **errp)
     J(rx_csum_verified);
     J(rx_csum_errors);
     J(rx_csum_unchecked);
+    J(rx_pace_holds);
+    J(tx_pace_holds);
+    J(rx_fault_holds);
 #undef J
+    g_string_append_printf(g, "\"rate_mbps\":%u,", s->rate_mbps);
     g_string_append_printf(g, "\"int_mod_unit_ns\":%u}", s->int_mod_unit_ns);
     return g_string_free(g, false);
-}
-
-static bool lan7430_get_reset_counters(Object *obj, Error **errp)
-{
-    return false;
 }
 
 static void lan7430_set_reset_counters(Object *obj, bool value, Error **errp)
@@ -2125,6 +2531,172 @@ static void lan7430_set_reset_counters(Object *obj, bool value, Error **errp)
     if (value) {
         memset(&s->cnt, 0, sizeof(s->cnt));
     }
+}
+
+/* ------------------------------------------------------------------------ */
+/* runtime-settable properties: rate, faults                                 */
+
+static void l7_rate_changed(Lan7430State *s)
+{
+    /* forget the old schedule; the new rate applies from now on */
+    s->tx_wire_free = 0;
+    s->rx_wire_free = 0;
+    timer_del(s->tx_pace_timer);
+    timer_del(s->rx_pace_timer);
+    l7_tx_process(s, 0);
+    l7_update_irq(s);
+    l7_rx_kick(s);
+}
+
+typedef struct L7PropU32 {
+    const char *name;
+    size_t off;
+    uint32_t def;
+    void (*changed)(Lan7430State *s);
+    const char *desc;
+} L7PropU32;
+
+static const L7PropU32 l7_u32_props[] = {
+    { "rate", offsetof(Lan7430State, rate_mbps), 1000, l7_rate_changed,
+      "wire rate in Mbit/s (per-frame preamble, IFG and FCS included), "
+      "both directions; 0 = unpaced" },
+    { "rate-burst-us", offsetof(Lan7430State, rate_burst_us), 1000, NULL,
+      "how far (us) frames may run ahead of the paced wire" },
+    { "fault-wb-delay-us", offsetof(Lan7430State, fault_wb_delay_us), 2000,
+      NULL, "delay of the wb-delay-desc/wb-delay-head faults (us)" },
+    { "fault-rx-stall-ms", offsetof(Lan7430State, fault_rx_stall_ms), 100,
+      NULL, "length of an rx-stall fault (ms)" },
+    { "fault-spurious-irq-vectors", offsetof(Lan7430State, fault_irq_vectors),
+      0xFF, NULL, "vectors (bit mask) spurious-irq cycles through" },
+    { "fault-spurious-irq-period-us",
+      offsetof(Lan7430State, fault_irq_period_us), 1000, NULL,
+      "tick of the spurious-irq fault (us)" },
+    { "fault-link-flap-period-ms",
+      offsetof(Lan7430State, fault_flap_period_ms), 3000, NULL,
+      "tick of the link-flap fault (ms)" },
+    { "fault-link-flap-down-ms", offsetof(Lan7430State, fault_flap_down_ms),
+      1500, NULL, "how long a link-flap keeps the link down (ms)" },
+};
+
+static void l7_prop_get_u32(Object *obj, Visitor *v, const char *name,
+                            void *opaque, Error **errp)
+{
+    const L7PropU32 *p = opaque;
+    uint32_t *field = (uint32_t *)((uint8_t *)obj + p->off);
+
+    visit_type_uint32(v, name, field, errp);
+}
+
+static void l7_prop_set_u32(Object *obj, Visitor *v, const char *name,
+                            void *opaque, Error **errp)
+{
+    const L7PropU32 *p = opaque;
+    uint32_t *field = (uint32_t *)((uint8_t *)obj + p->off);
+    uint32_t val;
+
+    if (!visit_type_uint32(v, name, &val, errp)) {
+        return;
+    }
+    *field = val;
+    if (p->changed && DEVICE(obj)->realized) {
+        p->changed(LAN7430(obj));
+    }
+}
+
+/* opaque: fault index * 2 + (1 for "-every") */
+static void l7_prop_get_fault(Object *obj, Visitor *v, const char *name,
+                              void *opaque, Error **errp)
+{
+    Lan7430State *s = LAN7430(obj);
+    int k = GPOINTER_TO_INT(opaque);
+    L7Fault *ft = &s->fault[k / 2];
+    uint32_t val = (k & 1) ? ft->every : ft->count;
+
+    visit_type_uint32(v, name, &val, errp);
+}
+
+static void l7_prop_set_fault(Object *obj, Visitor *v, const char *name,
+                              void *opaque, Error **errp)
+{
+    Lan7430State *s = LAN7430(obj);
+    int k = GPOINTER_TO_INT(opaque), f = k / 2;
+    L7Fault *ft = &s->fault[f];
+    uint32_t val;
+
+    if (!visit_type_uint32(v, name, &val, errp)) {
+        return;
+    }
+    if (k & 1) {
+        ft->every = val;
+        ft->seen = 0;
+    } else {
+        ft->count = val;
+    }
+    if (!DEVICE(obj)->realized || !val) {
+        return;
+    }
+    /* timer driven faults: the first tick is now */
+    if (f == L7F_SPURIOUS_IRQ && !timer_pending(s->fault_irq_timer)) {
+        l7_fault_irq_tick(s);
+    } else if (f == L7F_LINK_FLAP && !timer_pending(s->flap_tick_timer)) {
+        l7_flap_tick(s);
+    }
+}
+
+static bool l7_get_false(Object *obj, Error **errp)
+{
+    return false;
+}
+
+static void l7_set_fault_clear(Object *obj, bool value, Error **errp)
+{
+    if (value && DEVICE(obj)->realized) {
+        l7_fault_clear(LAN7430(obj));
+    }
+}
+
+static void lan7430_instance_init(Object *obj)
+{
+    Lan7430State *s = LAN7430(obj);
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(l7_u32_props); i++) {
+        *(uint32_t *)((uint8_t *)s + l7_u32_props[i].off) =
+            l7_u32_props[i].def;
+    }
+}
+
+static void l7_class_add_runtime_props(ObjectClass *klass)
+{
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(l7_u32_props); i++) {
+        object_class_property_add(klass, l7_u32_props[i].name, "uint32",
+                                  l7_prop_get_u32, l7_prop_set_u32, NULL,
+                                  (void *)&l7_u32_props[i]);
+        object_class_property_set_description(klass, l7_u32_props[i].name,
+                                              l7_u32_props[i].desc);
+    }
+    for (i = 0; i < L7F_NUM; i++) {
+        g_autofree char *n = g_strdup_printf("fault-%s", l7_fault_names[i]);
+        g_autofree char *e = g_strdup_printf("fault-%s-every",
+                                             l7_fault_names[i]);
+
+        object_class_property_add(klass, n, "uint32", l7_prop_get_fault,
+                                  l7_prop_set_fault, NULL,
+                                  GINT_TO_POINTER(i * 2));
+        object_class_property_set_description(klass, n,
+            "fault injection: fire on the next N opportunities");
+        object_class_property_add(klass, e, "uint32", l7_prop_get_fault,
+                                  l7_prop_set_fault, NULL,
+                                  GINT_TO_POINTER(i * 2 + 1));
+        object_class_property_set_description(klass, e,
+            "fault injection: fire on every Nth opportunity (0 = off)");
+    }
+    object_class_property_add_bool(klass, "fault-clear", l7_get_false,
+                                   l7_set_fault_clear);
+    object_class_property_set_description(klass, "fault-clear",
+        "write true to clear all faults and end those in progress");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2172,6 +2744,14 @@ static void lan7430_realize(PCIDevice *pd, Error **errp)
     for (v = 0; v < L7_NUM_VECTORS; v++) {
         s->mod_timer[v] = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_mod_timer_cb, s);
     }
+    s->tx_pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_tx_pace_cb, s);
+    s->rx_pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_pace_cb, s);
+    s->rx_stall_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_stall_cb, s);
+    s->wb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_wb_cb, s);
+    s->fault_irq_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_fault_irq_tick,
+                                      s);
+    s->flap_tick_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_flap_tick, s);
+    s->flap_up_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_flap_up_cb, s);
     s->tx_bh = qemu_bh_new_guarded(l7_tx_bh, s,
                                    &DEVICE(pd)->mem_reentrancy_guard);
     s->txbuf = g_malloc(L7_TXBUF_MAX + 64);
@@ -2197,6 +2777,13 @@ static void lan7430_exit(PCIDevice *pd)
         timer_free(s->mod_timer[v]);
         s->mod_timer[v] = NULL;
     }
+    timer_free(s->tx_pace_timer);
+    timer_free(s->rx_pace_timer);
+    timer_free(s->rx_stall_timer);
+    timer_free(s->wb_timer);
+    timer_free(s->fault_irq_timer);
+    timer_free(s->flap_tick_timer);
+    timer_free(s->flap_up_timer);
     qemu_bh_delete(s->tx_bh);
     qemu_del_nic(s->nic);
     msix_uninit_exclusive_bar(pd);
@@ -2250,17 +2837,18 @@ static void lan7430_class_init(ObjectClass *klass, void *data)
                                   NULL);
     object_class_property_set_description(klass, "counters",
         "JSON object with model-internal counters (read only)");
-    object_class_property_add_bool(klass, "reset-counters",
-                                   lan7430_get_reset_counters,
+    object_class_property_add_bool(klass, "reset-counters", l7_get_false,
                                    lan7430_set_reset_counters);
     object_class_property_set_description(klass, "reset-counters",
         "write true to zero all model-internal counters");
+    l7_class_add_runtime_props(klass);
 }
 
 static const TypeInfo lan7430_info = {
     .name = TYPE_LAN7430,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(Lan7430State),
+    .instance_init = lan7430_instance_init,
     .class_init = lan7430_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_CONVENTIONAL_PCI_DEVICE },

@@ -3,7 +3,8 @@
  *
  * register defaults after reset, MDIO read of the PHY ID, one RX and one TX
  * descriptor round trip with the expected write-back, interrupt auto-clear
- * and MSI-X vector mapping.
+ * and MSI-X vector mapping; the QMP counters, every fault injection knob and
+ * the wire pacing ("rate").
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -17,6 +18,12 @@
 #include "qemu/bswap.h"
 #include "qemu/iov.h"
 #include "qemu/sockets.h"
+#include "qapi/qmp/qdict.h"
+#include "qapi/qmp/qjson.h"
+#include "qapi/qmp/qlist.h"
+#include "qapi/qmp/qstring.h"
+#include "qapi/qmp/qnum.h"
+#include "qapi/error.h"
 
 #define ID_REV              0x000
 #define HW_CFG              0x010
@@ -46,6 +53,8 @@
 #define DMAC_CMD            0xC0C
 #define DMAC_INT_STS        0xC10
 #define DMAC_INT_EN_SET     0xC14
+#define INT_MOD_MAP2        0x7B8
+#define INT_MOD_CFG0        0x7C0
 #define RX_CFG_A(c)         (0xC40 + ((c) << 6))
 #define RX_CFG_B(c)         (0xC44 + ((c) << 6))
 #define RX_BASE_ADDRH(c)    (0xC48 + ((c) << 6))
@@ -99,7 +108,7 @@ static void ctx_init(Ctx *c, bool msix)
 
     g_assert_cmpint(ret, !=, -1);
     c->qs = qtest_pc_boot("-netdev socket,fd=%d,id=hs0 "
-                          "-device lan7430,netdev=hs0,mac=" MAC_STR
+                          "-device lan7430,id=dut,netdev=hs0,mac=" MAC_STR
                           ",addr=04.0", c->sock[1]);
     c->dev = qpci_device_find(c->qs->pcibus, QPCI_DEVFN(4, 0));
     g_assert(c->dev);
@@ -527,6 +536,8 @@ static uint16_t csum16(const uint8_t *p, size_t len, uint32_t sum)
     return ~sum & 0xFFFF;
 }
 
+static int64_t cnt(Ctx *c, const char *key);
+
 /* TSO: one 3000-byte payload with MSS 1000 -> 3 wire frames */
 static void test_tx_tso(void)
 {
@@ -599,6 +610,652 @@ static void test_tx_tso(void)
         g_assert_cmphex(csum16(got + 34, 20 + MSS, sum), ==, 0);
         g_assert_cmpmem(got + HDR, MSS, f + HDR + seg * MSS, MSS);
     }
+    g_assert_cmpint(cnt(&c, "tx_tso_frames"), ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_tso_segments"), ==, 3);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 3);
+    g_assert_cmpint(cnt(&c, "tx_bytes"), ==, 3 * (HDR + MSS));
+    ctx_fini(&c);
+}
+
+/* ---- QMP: counters and runtime properties ---- */
+
+#define DUT_PATH "/machine/peripheral/dut"
+
+static QDict *counters(Ctx *c)
+{
+    QDict *rsp = qtest_qmp(c->qs->qts, "{'execute': 'qom-get', 'arguments':"
+                           " {'path': %s, 'property': 'counters'}}", DUT_PATH);
+    QObject *o;
+    QDict *d;
+
+    g_assert(qdict_haskey(rsp, "return"));
+    o = qobject_from_json(qdict_get_str(rsp, "return"), &error_abort);
+    qobject_unref(rsp);
+    d = qobject_to(QDict, o);
+    g_assert(d);
+    return d;
+}
+
+static int64_t cnt(Ctx *c, const char *key)
+{
+    QDict *d = counters(c);
+    int64_t v = qdict_get_int(d, key);
+
+    qobject_unref(d);
+    return v;
+}
+
+static int64_t cnt_sub(Ctx *c, const char *obj, const char *key)
+{
+    QDict *d = counters(c);
+    int64_t v = qdict_get_int(qdict_get_qdict(d, obj), key);
+
+    qobject_unref(d);
+    return v;
+}
+
+static int64_t cnt_arr(Ctx *c, const char *key, int idx)
+{
+    QDict *d = counters(c);
+    QList *l = qdict_get_qlist(d, key);
+    QListEntry *e;
+    int64_t v = -1;
+    int i = 0;
+
+    QLIST_FOREACH_ENTRY(l, e) {
+        if (i++ == idx) {
+            v = qnum_get_int(qobject_to(QNum, qlist_entry_obj(e)));
+        }
+    }
+    qobject_unref(d);
+    return v;
+}
+
+static int64_t cnt_mmio(Ctx *c, const char *reg, const char *rw)
+{
+    QDict *d = counters(c);
+    int64_t v = qdict_get_int(qdict_get_qdict(qdict_get_qdict(d, "mmio"), reg),
+                              rw);
+
+    qobject_unref(d);
+    return v;
+}
+
+static int64_t fired(Ctx *c, const char *fault)
+{
+    return cnt_sub(c, "fault_fired", fault);
+}
+
+static void prop_set(Ctx *c, const char *prop, uint32_t val)
+{
+    QDict *rsp = qtest_qmp(c->qs->qts, "{'execute': 'qom-set', 'arguments':"
+                           " {'path': %s, 'property': %s, 'value': %u}}",
+                           DUT_PATH, prop, val);
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+}
+
+static int64_t prop_get(Ctx *c, const char *prop)
+{
+    QDict *rsp = qtest_qmp(c->qs->qts, "{'execute': 'qom-get', 'arguments':"
+                           " {'path': %s, 'property': %s}}", DUT_PATH, prop);
+    int64_t v = qdict_get_int(rsp, "return");
+
+    qobject_unref(rsp);
+    return v;
+}
+
+static void prop_set_true(Ctx *c, const char *prop)
+{
+    QDict *rsp = qtest_qmp(c->qs->qts, "{'execute': 'qom-set', 'arguments':"
+                           " {'path': %s, 'property': %s, 'value': true}}",
+                           DUT_PATH, prop);
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+}
+
+/* wait (real time) until counter key reaches want */
+static bool wait_cnt(Ctx *c, const char *key, int64_t want)
+{
+    int i;
+
+    for (i = 0; i < 2000; i++) {
+        if (cnt(c, key) >= want) {
+            return true;
+        }
+        g_usleep(1000);
+    }
+    return false;
+}
+
+/* wait until (readl(addr) & mask) == want */
+static bool wait_mem(Ctx *c, uint64_t addr, uint32_t mask, uint32_t want)
+{
+    int i;
+
+    for (i = 0; i < 5000; i++) {
+        if ((qtest_readl(c->qs->qts, addr) & mask) == want) {
+            return true;
+        }
+        g_usleep(1000);
+    }
+    return false;
+}
+
+static void make_frame_to(uint8_t *f, size_t len, const uint8_t *dst)
+{
+    make_frame(f, len);
+    memcpy(f, dst, 6);
+}
+
+/* RX counters, drop counters, MMIO and INTx counters, reset-counters */
+static void test_counters_rx(void)
+{
+    static const uint8_t other[6] = { 0x52, 0x54, 0x00, 0x99, 0x99, 0x99 };
+    Ctx c;
+    Rings r;
+    uint8_t f[1600];
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
+    prop_set_true(&c, "reset-counters");
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    g_assert_cmpint(cnt_mmio(&c, "RX_TAIL0", "w"), ==, 0);
+    g_assert_cmpint(cnt(&c, "rate_mbps"), ==, 1000);
+
+    make_frame(f, 100);
+    send_frame(&c, f, 100);
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 1);
+    g_assert_cmpint(cnt(&c, "rx_bytes"), ==, 100);
+    g_assert_cmpint(cnt_arr(&c, "rx_desc_consumed", 0), ==, 1);
+    g_assert_cmpint(cnt_arr(&c, "rx_desc_written", 0), ==, 1);
+    g_assert_cmpint(cnt_arr(&c, "rx_head_writebacks", 0), ==, 1);
+    g_assert_cmpint(cnt_arr(&c, "rx_frames_per_channel", 0), ==, 1);
+    g_assert_cmpint(cnt_arr(&c, "rx_frames_per_channel", 1), ==, 0);
+    g_assert_cmpint(cnt(&c, "dma_data_write_bytes"), ==, 104);   /* + FCS */
+    /* data1 + data0 + head */
+    g_assert_cmpint(cnt(&c, "dma_desc_write_bytes"), ==, 12);
+    /* OWN probe (4) + full descriptor (16) */
+    g_assert_cmpint(cnt(&c, "dma_desc_read_bytes"), ==, 20);
+    g_assert_cmpint(cnt(&c, "rx_csum_unchecked"), ==, 1);
+    /* INTx: one assertion, counted on vector 0 */
+    g_assert_cmpint(cnt(&c, "irq_intx_assert"), ==, 1);
+    g_assert_cmpint(cnt_arr(&c, "irq_per_vector", 0), ==, 1);
+
+    /* MMIO per register */
+    rd(&c, INT_STS);
+    rd(&c, INT_STS);
+    wr(&c, INT_STS, INT_BIT_RX0);
+    g_assert_cmpint(cnt_mmio(&c, "INT_STS", "r"), ==, 2);
+    g_assert_cmpint(cnt_mmio(&c, "INT_STS", "w"), ==, 1);
+    wr(&c, INT_EN_CLR, INT_BIT_RX0);
+    g_assert_cmpint(cnt_mmio(&c, "INT_EN_CLR", "w"), ==, 1);
+    g_assert_cmpint(cnt_mmio(&c, "INT_EN_SET", "w"), ==, 0);
+
+    /* filter drop: unicast to somebody else */
+    make_frame_to(f, 100, other);
+    send_frame(&c, f, 100);
+    g_assert_true(wait_cnt(&c, "rx_drop_filter", 1));
+    /* size drop: 1600 bytes > MAC_RX max 1518 with FSE */
+    make_frame(f, 1600);
+    send_frame(&c, f, 1600);
+    g_assert_true(wait_cnt(&c, "rx_drop_size", 1));
+
+    /* ring empty (tail == head): the frame waits, tail write delivers */
+    wr(&c, RX_TAIL(0), 1);
+    g_assert_cmpint(cnt_mmio(&c, "RX_TAIL0", "w"), ==, 1);
+    make_frame(f, 100);
+    send_frame(&c, f, 100);
+    g_assert_true(wait_cnt(&c, "rx_no_desc_stalls", 1));
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 1);
+    wr(&c, RX_TAIL(0), RING - 1);
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 2);
+
+    /* receiver off: dropped */
+    wr(&c, MAC_RX, rd(&c, MAC_RX) & ~1u);
+    send_frame(&c, f, 100);
+    g_assert_true(wait_cnt(&c, "rx_drop_disabled", 1));
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 2);
+
+    prop_set_true(&c, "reset-counters");
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    g_assert_cmpint(cnt(&c, "rx_drop_filter"), ==, 0);
+    g_assert_cmpint(cnt_mmio(&c, "INT_STS", "r"), ==, 0);
+    ctx_fini(&c);
+}
+
+/* a frame that needs more descriptors than the ring can ever offer */
+static void test_counters_rx_no_desc(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[400];
+
+    ctx_init(&c, false);
+    setup_rx_len(&c, &r, 0, 64);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_drop_no_desc", 1));
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    ctx_fini(&c);
+}
+
+static void build_ipv4_udp(uint8_t *f, size_t len, bool good_ipcsum)
+{
+    make_frame(f, len);
+    f[12] = 0x08;
+    f[13] = 0x00;
+    memset(f + 14, 0, 28);
+    f[14] = 0x45;
+    stw_be_p(f + 16, len - 14);
+    f[22] = 64;
+    f[23] = 17;
+    memcpy(f + 26, "\x0a\x00\x00\x02\x0a\x00\x00\x01", 8);
+    stw_be_p(f + 24, good_ipcsum ? csum16(f + 14, 20, 0) : 0x1234);
+    stw_be_p(f + 34, 1000);
+    stw_be_p(f + 36, 2000);
+    stw_be_p(f + 38, len - 34);
+    stw_be_p(f + 40, 0);            /* no UDP checksum */
+}
+
+static void test_counters_rx_csum(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    wr(&c, RFE_CTL, rd(&c, RFE_CTL) | (1u << 11) | (1u << 12));
+    build_ipv4_udp(f, sizeof(f), true);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    g_assert_cmpint(cnt(&c, "rx_csum_verified"), ==, 1);
+    build_ipv4_udp(f, sizeof(f), false);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmpint(cnt(&c, "rx_csum_errors"), ==, 1);
+    g_assert_cmphex(qtest_readl(c.qs->qts, r.rx_ring + 16 + 4) & (1u << 17),
+                    ==, 1u << 17);                              /* ICE */
+    ctx_fini(&c);
+}
+
+/* TX helper: ring of RING descriptors, frames of len bytes */
+typedef struct TxRing {
+    uint64_t ring, hwb, buf;
+} TxRing;
+
+static void setup_tx(Ctx *c, TxRing *t)
+{
+    t->ring = guest_alloc(&c->qs->alloc, RING * 16);
+    t->hwb = guest_alloc(&c->qs->alloc, 4);
+    t->buf = guest_alloc(&c->qs->alloc, 2048);
+    qtest_writel(c->qs->qts, t->hwb, 0xdead);
+    wr(c, FCT_TX_CTL, 1u << 28);
+    wr(c, DMAC_CMD, 1u << 24);
+    wr(c, TX_BASE_ADDRH(0), t->ring >> 32);
+    wr(c, TX_BASE_ADDRL(0), t->ring & 0xFFFFFFFF);
+    wr(c, TX_CFG_B(0), RING);
+    wr(c, TX_CFG_A(0), 1u << 5);
+    wr(c, TX_HWB_ADDRH(0), t->hwb >> 32);
+    wr(c, TX_HWB_ADDRL(0), t->hwb & 0xFFFFFFFF);
+    wr(c, DMAC_INT_EN_SET, 1);
+    wr(c, DMAC_CMD, 1u << 20);
+    wr(c, MAC_TX, 1);
+}
+
+/* descriptor i: one buffer holding a whole frame of len bytes */
+static void tx_desc(Ctx *c, TxRing *t, int i, uint32_t len, uint32_t flags)
+{
+    QTestState *q = c->qs->qts;
+    uint8_t f[2048];
+
+    make_frame(f, len);
+    qtest_memwrite(q, t->buf, f, len);
+    qtest_writel(q, t->ring + 16 * i + 4, t->buf & 0xFFFFFFFF);
+    qtest_writel(q, t->ring + 16 * i + 8, t->buf >> 32);
+    qtest_writel(q, t->ring + 16 * i + 12, 0);
+    qtest_writel(q, t->ring + 16 * i + 0, (1u << 29) | (1u << 28) |
+                 (1u << 17) | flags | len);
+}
+
+static void drain_sock(Ctx *c, int n)
+{
+    uint8_t got[2048];
+    uint32_t be;
+
+    while (n-- > 0) {
+        g_assert_cmpint(recv(c->sock[0], &be, 4, MSG_WAITALL), ==, 4);
+        g_assert_cmpint(recv(c->sock[0], got, ntohl(be), MSG_WAITALL), ==,
+                        ntohl(be));
+    }
+}
+
+static void test_counters_tx(void)
+{
+    Ctx c;
+    TxRing t;
+
+    ctx_init(&c, false);
+    setup_tx(&c, &t);
+    prop_set_true(&c, "reset-counters");
+    tx_desc(&c, &t, 0, 100, (1u << 26) | (1u << 20));   /* IOC, TPE */
+    tx_desc(&c, &t, 1, 0, 0);                           /* empty frame */
+    wr(&c, TX_TAIL(0), 2);
+    g_assert_true(wait_hwb(&c, t.hwb, 2));
+    drain_sock(&c, 1);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_bytes"), ==, 100);
+    g_assert_cmpint(cnt(&c, "tx_desc_consumed"), ==, 2);
+    g_assert_cmpint(cnt(&c, "tx_head_writebacks"), ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_csum_offload"), ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_bad_frames"), ==, 1);
+    g_assert_cmpint(cnt(&c, "dma_data_read_bytes"), ==, 100);
+    g_assert_cmpint(cnt(&c, "dma_desc_read_bytes"), ==, 32);
+    g_assert_cmpint(cnt(&c, "dma_desc_write_bytes"), ==, 4);
+    g_assert_cmpint(cnt_mmio(&c, "TX_TAIL0", "w"), ==, 1);
+    ctx_fini(&c);
+}
+
+/* ---- fault knobs ---- */
+
+static uint32_t rx_d0(Ctx *c, Rings *r, int i)
+{
+    return qtest_readl(c->qs->qts, r->rx_ring + 16 * i);
+}
+
+static void test_fault_rx_len(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    make_frame(f, sizeof(f));
+
+    prop_set(&c, "fault-rx-len-short", 1);
+    g_assert_cmpint(prop_get(&c, "fault-rx-len-short"), ==, 1);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    g_assert_cmpint((rx_d0(&c, &r, 0) >> 16) & 0x3FFF, ==, 104 / 2);
+    g_assert_cmpint(fired(&c, "rx-len-short"), ==, 1);
+    g_assert_cmpint(prop_get(&c, "fault-rx-len-short"), ==, 0);
+
+    prop_set(&c, "fault-rx-len-long-every", 1);
+    send_frame(&c, f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmpint((rx_d0(&c, &r, 1) >> 16) & 0x3FFF, ==, 1536 + 1024);
+    g_assert_cmpint((rx_d0(&c, &r, 2) >> 16) & 0x3FFF, ==, 1536 + 1024);
+    g_assert_cmpint(fired(&c, "rx-len-long"), ==, 2);
+    prop_set(&c, "fault-rx-len-long-every", 0);
+
+    prop_set(&c, "fault-rx-len-zero", 1);
+    send_frame(&c, f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 5));
+    g_assert_cmphex(rx_d0(&c, &r, 3) & 0x3FFF0000, ==, 0);
+    g_assert_cmphex(rx_d0(&c, &r, 3) & (RX_FS | RX_LS), ==, RX_FS | RX_LS);
+    g_assert_cmpint((rx_d0(&c, &r, 4) >> 16) & 0x3FFF, ==, 104);
+    g_assert_cmpint(fired(&c, "rx-len-zero"), ==, 1);
+    ctx_fini(&c);
+}
+
+static void test_fault_drop_fs_ls(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    make_frame(f, sizeof(f));
+    prop_set(&c, "fault-drop-fs", 1);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    g_assert_cmphex(rx_d0(&c, &r, 0) & (RX_FS | RX_LS | RX_OWN), ==, RX_LS);
+    prop_set(&c, "fault-drop-ls-every", 2);
+    send_frame(&c, f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmphex(rx_d0(&c, &r, 1) & (RX_FS | RX_LS), ==, RX_FS | RX_LS);
+    g_assert_cmphex(rx_d0(&c, &r, 2) & (RX_FS | RX_LS), ==, RX_FS);
+    g_assert_cmpint(fired(&c, "drop-fs"), ==, 1);
+    g_assert_cmpint(fired(&c, "drop-ls"), ==, 1);
+    ctx_fini(&c);
+}
+
+static void test_fault_wb_delay(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    make_frame(f, sizeof(f));
+    prop_set(&c, "fault-wb-delay-us", 500);
+
+    /* head: descriptor written at once, head write-back + status later */
+    prop_set(&c, "fault-wb-delay-head", 1);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_mem(&c, r.rx_ring, RX_OWN | RX_LS, RX_LS));
+    g_assert_cmphex(qtest_readl(c.qs->qts, r.rx_hwb), ==, 0xdead);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 16), ==, 0);
+    /* a second frame is held back behind it */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_fault_holds", 1));
+    g_assert_cmphex(rx_d0(&c, &r, 1), ==, RX_OWN | 1536);
+    qtest_clock_step(c.qs->qts, 500 * 1000);
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 16), ==, 1u << 16);
+    g_assert_cmpint(fired(&c, "wb-delay-head"), ==, 1);
+
+    /* descriptor: head written at once, descriptor still owned by HW */
+    wr(&c, DMAC_INT_STS, 1u << 16);
+    prop_set(&c, "fault-wb-delay-desc", 1);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmphex(rx_d0(&c, &r, 2), ==, RX_OWN | 1536);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 16), ==, 1u << 16);
+    qtest_clock_step(c.qs->qts, 500 * 1000);
+    g_assert_cmphex(rx_d0(&c, &r, 2) & (RX_OWN | RX_FS | RX_LS), ==,
+                    RX_FS | RX_LS);
+    g_assert_cmpint((rx_d0(&c, &r, 2) >> 16) & 0x3FFF, ==, 104);
+    g_assert_cmpint(fired(&c, "wb-delay-desc"), ==, 1);
+    ctx_fini(&c);
+}
+
+static void test_fault_rx_stall(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    make_frame(f, sizeof(f));
+    prop_set(&c, "fault-rx-stall-ms", 10);
+    prop_set(&c, "fault-rx-stall", 1);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));   /* stall starts after it */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_fault_holds", 1));
+    g_usleep(20 * 1000);
+    g_assert_cmphex(qtest_readl(c.qs->qts, r.rx_hwb), ==, 1);
+    qtest_clock_step(c.qs->qts, 10 * 1000 * 1000);
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmpint(fired(&c, "rx-stall"), ==, 1);
+    ctx_fini(&c);
+}
+
+static void test_fault_link_flap(void)
+{
+    Ctx c;
+    Rings r;
+    TxRing t;
+    uint8_t f[100];
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    setup_tx(&c, &t);
+    make_frame(f, sizeof(f));
+    prop_set(&c, "fault-link-flap-down-ms", 100);
+    prop_set(&c, "fault-link-flap", 1);
+    g_assert_cmpint(fired(&c, "link-flap"), ==, 1);
+    g_assert_cmphex(mdio_read(&c, 1, 1) & 0x04, ==, 0);     /* link down */
+    send_frame(&c, f, sizeof(f));                           /* dropped */
+    g_assert_true(wait_cnt(&c, "rx_drop_disabled", 1));
+    tx_desc(&c, &t, 0, 100, 0);
+    wr(&c, TX_TAIL(0), 1);
+    g_assert_true(wait_hwb(&c, t.hwb, 1));
+    g_assert_cmpint(cnt(&c, "tx_drop_link_down"), ==, 1);
+    qtest_clock_step(c.qs->qts, 100 * 1000 * 1000);
+    g_assert_cmphex(mdio_read(&c, 1, 1) & 0x04, ==, 0x04);  /* up again */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+
+    /* a short flap nobody polled during: BMSR link status latched low */
+    prop_set(&c, "fault-link-flap", 1);
+    qtest_clock_step(c.qs->qts, 100 * 1000 * 1000);
+    g_assert_cmphex(mdio_read(&c, 1, 1) & 0x04, ==, 0);
+    g_assert_cmphex(mdio_read(&c, 1, 1) & 0x04, ==, 0x04);
+    g_assert_cmpint(fired(&c, "link-flap"), ==, 2);
+
+    /* rate form: one flap per period until cleared */
+    prop_set(&c, "fault-link-flap-period-ms", 200);
+    prop_set(&c, "fault-link-flap-every", 1);
+    qtest_clock_step(c.qs->qts, 200 * 1000 * 1000);
+    qtest_clock_step(c.qs->qts, 200 * 1000 * 1000);
+    g_assert_cmpint(fired(&c, "link-flap"), ==, 5);
+    prop_set_true(&c, "fault-clear");
+    g_assert_cmpint(prop_get(&c, "fault-link-flap-every"), ==, 0);
+    g_assert_cmphex(mdio_read(&c, 1, 1) & 0x04, ==, 0);     /* latched */
+    g_assert_cmphex(mdio_read(&c, 1, 1) & 0x04, ==, 0x04);
+    ctx_fini(&c);
+}
+
+static void test_fault_spurious_irq(void)
+{
+    Ctx c;
+    int v;
+
+    ctx_init(&c, true);
+    prop_set(&c, "fault-spurious-irq-vectors", (1u << 3) | (1u << 5));
+    prop_set(&c, "fault-spurious-irq-period-us", 100);
+    prop_set(&c, "fault-spurious-irq", 3);
+    /* first one at once, then one per period, on vectors 3, 5, 3 */
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
+    qtest_clock_step(c.qs->qts, 100 * 1000);
+    g_assert_cmphex(msix_seen(&c, 5), ==, 0x105);
+    qtest_clock_step(c.qs->qts, 100 * 1000);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
+    qtest_clock_step(c.qs->qts, 100 * 1000);
+    for (v = 0; v < 8; v++) {
+        g_assert_cmphex(msix_seen(&c, v), ==, 0);
+    }
+    g_assert_cmpint(fired(&c, "spurious-irq"), ==, 3);
+    g_assert_cmpint(cnt_arr(&c, "irq_spurious_per_vector", 3), ==, 2);
+    g_assert_cmpint(cnt_arr(&c, "irq_spurious_per_vector", 5), ==, 1);
+    g_assert_cmpint(cnt_arr(&c, "irq_per_vector", 3), ==, 0);
+    /* nothing pending in the device */
+    g_assert_cmphex(rd(&c, INT_STS), ==, 0);
+
+    /* every 2nd tick */
+    prop_set(&c, "fault-spurious-irq-vectors", 1u << 6);
+    prop_set(&c, "fault-spurious-irq-every", 2);
+    for (v = 0; v < 4; v++) {
+        qtest_clock_step(c.qs->qts, 100 * 1000);
+    }
+    g_assert_cmpint(fired(&c, "spurious-irq"), ==, 5);
+    g_assert_cmphex(msix_seen(&c, 6), ==, 0x106);
+    prop_set_true(&c, "fault-clear");
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    g_assert_cmpint(fired(&c, "spurious-irq"), ==, 5);
+    ctx_fini(&c);
+}
+
+/* moderation hold-off is counted */
+static void test_counters_irq_moderated(void)
+{
+    Ctx c;
+
+    ctx_init(&c, true);
+    wr(&c, INT_VEC_MAP2, 3);
+    wr(&c, INT_MOD_MAP2, 0);
+    wr(&c, INT_MOD_CFG0, 100);                  /* 100 us */
+    wr(&c, INT_VEC_EN_SET, 0xFF);
+    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_SW_GP);
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    wr(&c, INT_SET, INT_BIT_SW_GP);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
+    wr(&c, INT_STS, INT_BIT_SW_GP);
+    wr(&c, INT_SET, INT_BIT_SW_GP);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0);
+    g_assert_cmpint(cnt(&c, "irq_moderated"), ==, 1);
+    qtest_clock_step(c.qs->qts, 100 * 1000);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
+    g_assert_cmpint(cnt_arr(&c, "irq_per_vector", 3), ==, 2);
+    ctx_fini(&c);
+}
+
+/* rate: 1000-byte frames at 10 Mbit/s take 819.2 us each on the wire */
+#define WIRE_NS_1000_AT_10 ((1000 + 4 + 8 + 12) * 8 * 1000 / 10)
+
+static void test_rate_tx(void)
+{
+    Ctx c;
+    TxRing t;
+    int i;
+
+    ctx_init(&c, false);
+    setup_tx(&c, &t);
+    prop_set(&c, "rate", 10);
+    prop_set(&c, "rate-burst-us", 0);
+    g_assert_cmpint(cnt(&c, "rate_mbps"), ==, 10);
+    for (i = 0; i < 3; i++) {
+        tx_desc(&c, &t, i, 1000, 0);
+    }
+    wr(&c, TX_TAIL(0), 3);
+    g_assert_true(wait_hwb(&c, t.hwb, 1));
+    g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_pace_holds"), ==, 1);
+    qtest_clock_step(c.qs->qts, WIRE_NS_1000_AT_10 - 1000);
+    g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 1);
+    qtest_clock_step(c.qs->qts, 1000);
+    g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 2);
+    /* unpaced from now on: the rest goes at once */
+    prop_set(&c, "rate", 0);
+    g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 3);
+    drain_sock(&c, 3);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 3);
+    ctx_fini(&c);
+}
+
+static void test_rate_rx(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[1000];
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    prop_set(&c, "rate", 10);
+    prop_set(&c, "rate-burst-us", 0);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    g_assert_true(wait_cnt(&c, "rx_pace_holds", 1));
+    g_usleep(20 * 1000);
+    g_assert_cmphex(qtest_readl(c.qs->qts, r.rx_hwb), ==, 1);
+    qtest_clock_step(c.qs->qts, WIRE_NS_1000_AT_10);
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 2);
     ctx_fini(&c);
 }
 
@@ -613,5 +1270,19 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/tx-tso", test_tx_tso);
     qtest_add_func("lan7430/irq-auto-clear", test_irq_auto_clear);
     qtest_add_func("lan7430/msix-vector-map", test_msix_vector_map);
+    qtest_add_func("lan7430/counters-rx", test_counters_rx);
+    qtest_add_func("lan7430/counters-rx-no-desc", test_counters_rx_no_desc);
+    qtest_add_func("lan7430/counters-rx-csum", test_counters_rx_csum);
+    qtest_add_func("lan7430/counters-tx", test_counters_tx);
+    qtest_add_func("lan7430/counters-irq-moderated",
+                   test_counters_irq_moderated);
+    qtest_add_func("lan7430/fault-rx-len", test_fault_rx_len);
+    qtest_add_func("lan7430/fault-drop-fs-ls", test_fault_drop_fs_ls);
+    qtest_add_func("lan7430/fault-wb-delay", test_fault_wb_delay);
+    qtest_add_func("lan7430/fault-rx-stall", test_fault_rx_stall);
+    qtest_add_func("lan7430/fault-link-flap", test_fault_link_flap);
+    qtest_add_func("lan7430/fault-spurious-irq", test_fault_spurious_irq);
+    qtest_add_func("lan7430/rate-tx", test_rate_tx);
+    qtest_add_func("lan7430/rate-rx", test_rate_rx);
     return g_test_run();
 }
