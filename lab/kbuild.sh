@@ -203,7 +203,11 @@ module() {
 	git -C "$src" checkout -q -f "$rev"
 	rm -f "$obj"/drivers/net/ethernet/microchip/lan743x*.o
 	progress "building lan743x.ko for $variant at $rev"
-	kmake "$variant" "$src" "$obj" -j"$JOBS" drivers/net/ethernet/microchip/lan743x.ko
+	# a single-target build's modpost does not see the symbols of other
+	# modules (phylink when it is =m): unresolved ones are only warnings
+	# here, insmod in the VM is the real check
+	KBUILD_MODPOST_WARN=1 kmake "$variant" "$src" "$obj" -j"$JOBS" \
+		drivers/net/ethernet/microchip/lan743x.ko
 	mkdir -p "$out"
 	cp "$obj/drivers/net/ethernet/microchip/lan743x.ko" "$out/"
 	echo "$out/lan743x.ko"
