@@ -63,6 +63,12 @@ def metrics(rec):
         m["order>0 allocs/pkt (all)"] = per_pkt(rec, sum(
             v for k, v in orders.items() if int(k) > 0))
         m["page_pool new pages/pkt"] = per_pkt(rec, t.get("page_pool_hold", 0))
+    drv = t.get("driver_page_allocs") if t else None
+    if drv is not None:
+        # attributed by stack to lan743x (its RX refill), any order
+        m["driver page allocs/pkt"] = per_pkt(rec, sum(drv["orders"].values()))
+        m["driver order>0 allocs/pkt"] = per_pkt(rec, sum(
+            v for k, v in drv["orders"].items() if int(k) > 0))
     if "mem_up_kib" in rec:
         m = {"KiB taken by ip link set up": rec["mem_up_kib"]}
     if mmio:

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -112,20 +113,59 @@ class Tracer:
         (TRACEFS / "trace").write_text("")
         for e in self.events:
             (TRACEFS / "events" / e / "enable").write_text("1")
+        self.hist_start()
         (TRACEFS / "tracing_on").write_text("1")
+
+    # Page allocations attributed by call stack: an in-kernel histogram of
+    # kmem:mm_page_alloc keyed by stack and order, so an allocation counts
+    # as the driver's only when lan743x is on its stack (its RX refill);
+    # the stack's own page frags (TCP, iperf3) are not ours.
+    HIST = "hist:keys=common_stacktrace,order:vals=hitcount:size=8192"
+
+    def hist_start(self):
+        trig = TRACEFS / "events/kmem/mm_page_alloc/trigger"
+        self.hist = None
+        if not trig.exists():
+            return
+        try:
+            trig.write_text(self.HIST)
+            self.hist = trig
+        except OSError as e:
+            log(f"note: no stack histogram of page allocations ({e})")
+
+    def hist_stop(self):
+        if not self.hist:
+            return None
+        text = (self.hist.parent / "hist").read_text(errors="replace")
+        try:
+            self.hist.write_text("!" + self.HIST)
+        except OSError:
+            pass
+        driver = collections.Counter()
+        for block in text.split("\n{ ")[1:]:
+            mo = re.search(r"order:\s*(\d+)\s*}\s*hitcount:\s*(\d+)", block)
+            if mo and "lan743x" in block:
+                driver[mo.group(1)] += int(mo.group(2))
+        dropped = re.search(r"Dropped:\s*(\d+)", text)
+        return {"orders": dict(driver),
+                "dropped": int(dropped.group(1)) if dropped else None}
 
     def stop(self):
         if not self.ok:
             return {}
         (TRACEFS / "tracing_on").write_text("0")
+        driver_allocs = self.hist_stop()
         for e in self.events:
             (TRACEFS / "events" / e / "enable").write_text("0")
         overrun = 0
         for st in glob.glob(str(TRACEFS / "per_cpu/cpu*/stats")):
             m = re.search(r"overrun: (\d+)", Path(st).read_text())
             overrun += int(m.group(1)) if m else 0
-        return self.parse((TRACEFS / "trace").read_text(errors="replace"),
-                          overrun)
+        out = self.parse((TRACEFS / "trace").read_text(errors="replace"),
+                         overrun)
+        if driver_allocs is not None:
+            out["driver_page_allocs"] = driver_allocs
+        return out
 
     def parse(self, text, overrun):
         r = collections.Counter()
@@ -285,6 +325,39 @@ def load_module(path):
     raise RuntimeError(f"no lan743x interface after insmod {path}")
 
 
+PROFILE_CELLS = ("tcp-rx-1500", "udp-rx-64")
+
+
+def profile_cell(net, name, secs, out):
+    """perf profile of the whole guest while one cell runs (not timed)."""
+    mtu, direction, args = CELLS[name]
+    net.set_mtu(mtu)
+    srv = subprocess.Popen(["iperf3", "-s", "-1", "-B", DUT_IP]
+                           if direction == "rx" else
+                           net.peer(["iperf3", "-s", "-1", "-B", PEER_IP]),
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    data = out.with_suffix(".data")
+    perf = subprocess.Popen(["perf", "record", "-a", "-g", "-F", "499",
+                             "-o", str(data)],
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    client = (net.peer(["iperf3", "-c", DUT_IP, "-t", str(secs)] + args)
+              if direction == "rx" else
+              ["iperf3", "-c", PEER_IP, "-t", str(secs)] + args)
+    subprocess.run(client, capture_output=True, timeout=secs + 60)
+    perf.send_signal(2)
+    perf.wait(timeout=60)
+    if srv.poll() is None:
+        srv.kill()
+    rep = sh(["perf", "report", "-i", str(data), "--stdio", "--no-children",
+              "--sort", "sym", "-g", "none", "--percent-limit", "0.5"],
+             check=False)
+    out.write_text(rep)
+    data.unlink(missing_ok=True)
+
+
 def run_cell(net, name, secs, tracer, rpc, dut, pci):
     mtu, direction, args = CELLS[name]
     net.set_mtu(mtu)
@@ -405,6 +478,19 @@ def main():
                     log(f"  {rec.get('mbit_s', 0):.1f} Mbit/s, "
                         f"{rec['packets']} pkts, {rec['irqs']} irqs"
                         + (f" ERROR {rec['error']}" if "error" in rec else ""))
+    # a perf profile per module, after the measured repetitions so that
+    # perf's own cost is in none of them
+    if shutil.which("perf"):
+        for name, path in mods:
+            dut = load_module(path)
+            net = Net(dut, peer_if, args.remote)
+            net.dut_up()
+            for cell in [c for c in cells if c in PROFILE_CELLS]:
+                dest = out / f"perf-{args.tag or 'default'}-{name}-{cell}.txt"
+                log(f"perf profile {name} {cell} -> {dest.name}")
+                profile_cell(net, cell, args.secs, dest)
+    else:
+        log("note: no perf in the guest, no profiles")
     log("done")
 
 
