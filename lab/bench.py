@@ -13,6 +13,7 @@ table (median, min, max, B/A ratio) and PNG plots (lab/report.py).
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -91,6 +92,10 @@ def main():
     ap.add_argument("--cells", default=os.environ.get("BENCH_CELLS", ""))
     ap.add_argument("--swiotlb", default=os.environ.get(
         "BENCH_SWIOTLB", "off,force"), help="comma list of off,force")
+    ap.add_argument("--modules", default=os.environ.get(
+        "BENCH_MODULES", "upstream,series"),
+        help="modules loaded in turn: upstream, series, pK (base + the "
+        "first K patches), e.g. upstream,p2,series")
     ap.add_argument("--variant", default="bench",
                     help="kernel variant (bench has no DMA_API_DEBUG)")
     ap.add_argument("--out", default=None)
@@ -106,16 +111,30 @@ def main():
     progress(f"kernel ({args.variant})")
     obj = Path(out_of(["bash", str(LAB / "kbuild.sh"), "kernel",
                        args.variant]))
-    progress("modules: upstream (base) and series (base + patches/)")
-    mod_a = out_of(["bash", str(LAB / "kbuild.sh"), "module", args.variant,
-                    "base"])
-    mod_b = out_of(["bash", str(LAB / "kbuild.sh"), "module", args.variant,
-                    "series"])
+    names = [m for m in args.modules.split(",") if m]
+    revs = {}
+    for m in names:
+        if m == "upstream":
+            revs[m] = "base"
+        elif m == "series":
+            revs[m] = "series"
+        elif re.fullmatch(r"p[1-9][0-9]*", m):
+            revs[m] = "series:" + m[1:]
+        else:
+            sys.exit(f"error: --modules: unknown module {m!r} (upstream, "
+                     "series, or pK = base + the first K patches)")
+    if len(names) < 2 or names[0] != "upstream" or len(set(names)) != \
+            len(names):
+        sys.exit("error: --modules: upstream first, then at least one other, "
+                 "each once")
+    progress(f"modules: {', '.join(names)}")
+    mods = {m: out_of(["bash", str(LAB / "kbuild.sh"), "module",
+                       args.variant, r]) for m, r in revs.items()}
     progress("qemu with the lan7430 model")
     qemu = out_of(["bash", str(ROOT / "emulator" / "build.sh")])
 
     meta = {"reps": args.reps, "secs": args.secs, "kernel": str(obj),
-            "upstream": mod_a, "series": mod_b, "qemu": qemu,
+            "modules": mods, "qemu": qemu,
             "series_patches": sorted(p.name for p in
                                      (ROOT / "patches").glob("0*.patch")),
             "emulated": True}
@@ -129,9 +148,10 @@ def main():
         sock = f"/tmp/lan743x-bench-{os.getpid()}-{sw}.sock"
         server = CounterServer(rpc, sock)
         server.start()
-        guest = ["python3", str(LAB / "guest" / "bench_guest.py"),
-                 "--module", f"upstream={mod_a}", "--module",
-                 f"series={mod_b}", "--reps", str(args.reps), "--secs",
+        guest = ["python3", str(LAB / "guest" / "bench_guest.py")]
+        for m, ko in mods.items():
+            guest += ["--module", f"{m}={ko}"]
+        guest += ["--reps", str(args.reps), "--secs",
                  str(args.secs), "--out", str(out), "--rpc", str(rpc),
                  "--tag", f"swiotlb={sw}"]
         if args.cells:

@@ -8,7 +8,8 @@
 #   kbuild.sh kernel VARIANT     full build: bzImage + modules (VM kernels)
 #   kbuild.sh module VARIANT REV build lan743x.ko of source revision REV
 #                                (a commit of the source tree, 'base', or
-#                                'series' = base + patches/) and print it
+#                                'series' = base + patches/, 'series:K' =
+#                                base + the first K patches) and print it
 #
 # VARIANT: guest (x86_64 checking kernel), bench (guest without
 # DMA_API_DEBUG), debug (guest + KASAN, kmemleak, lockdep) or armv7-imx.
@@ -189,13 +190,23 @@ module() {
 	local variant=$1 rev=$2 src obj tree out
 	src=$(srcfor "$variant")
 	obj=$(prepare "$variant")
-	if [ "$rev" = series ]; then
-		# base + patches/: the series' own module
+	case "$rev" in
+	series | series:*)
+		# base + patches/ (series:K: base + the first K patches)
 		git -C "$src" am --abort >/dev/null 2>&1 || true
 		git -C "$src" checkout -q -f base
 		apply_series "$src"
-		rev=$(git -C "$src" rev-parse HEAD)
-	fi
+		if [ "$rev" = series ]; then
+			rev=$(git -C "$src" rev-parse HEAD)
+		else
+			local k=${rev#series:} n
+			n=$(git -C "$src" rev-list --count base..HEAD)
+			[[ "$k" =~ ^[0-9]+$ ]] && [ "$k" -ge 1 ] && [ "$k" -le "$n" ] ||
+				die "$rev: the series has $n patches"
+			rev=$(git -C "$src" rev-list --reverse base..HEAD | sed -n "${k}p")
+		fi
+		;;
+	esac
 	tree=$(git -C "$src" rev-parse "$rev:drivers/net/ethernet/microchip") ||
 		die "no revision $rev in $src"
 	out=$CACHE/modules/$(basename "$obj")/$tree

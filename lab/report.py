@@ -124,41 +124,63 @@ def main():
             summary[tag][cell][mod]["errors"] = errs
     (d / "summary.json").write_text(json.dumps(summary, indent=1))
 
-    mods = sorted({r["module"] for r in recs},
-                  key=lambda m: (m != "upstream", m))
-    a, b = (mods + [None, None])[:2]
-    lines = ["# lan743x A/B bench (emulated LAN7430 under TCG)", "",
-             f"A = {a}, B = {b}; each cell: median [min, max] over "
+    # upstream first, then the others in the order they were loaded
+    order = []
+    for r in recs:
+        if r["module"] not in order:
+            order.append(r["module"])
+    mods = sorted(order, key=lambda m: (m != "upstream", order.index(m)))
+    a, others = mods[0], mods[1:]
+    lines = ["# lan743x bench (emulated LAN7430 under TCG)", "",
+             f"Modules: {', '.join(mods)} ({a} = base driver); each cell: "
+             f"median [min, max] over "
              f"{max(len(v) for v in groups.values())} repetitions, modules "
-             "loaded alternately in the same VM. Throughput and CPU are "
-             "emulated figures; per-packet counters are the primary ones.",
-             ""]
+             "loaded in turn in the same VM; X/A = ratio of medians. "
+             "Throughput and CPU are emulated figures; per-packet counters "
+             "are the primary ones.", ""]
     if not any(r.get("emulator") for r in recs):
         lines += ["No emulator counters in these records (real hardware, "
                   "or the counter RPC failed): doorbell columns are n/a.", ""]
+    noisy = []
     ratios = []
+
+    def cellfmt(v):
+        return "n/a" if not v else \
+            f"{fmt(v['median'])} [{fmt(v['min'])}, {fmt(v['max'])}]"
+
     for tag, cells in summary.items():
         lines += [f"## {tag or 'default'}", "",
-                  f"| cell | metric | {a} | {b} | B/A |",
-                  "|---|---|---|---|---|"]
+                  "| cell | metric | " + " | ".join(mods) + " | " +
+                  " | ".join(f"{m}/A" for m in others) + " |",
+                  "|---|---|" + "---|" * (len(mods) + len(others))]
         for cell, per in cells.items():
-            keys = sorted(set(per.get(a, {})) | set(per.get(b, {})))
+            keys = sorted({k for m in mods for k in per.get(m, {})})
             for k in keys:
                 if k == "errors":
                     continue
-                va, vb = per.get(a, {}).get(k), per.get(b, {}).get(k)
-
-                def cellfmt(v):
-                    return "n/a" if not v else \
-                        f"{fmt(v['median'])} [{fmt(v['min'])}, " \
-                        f"{fmt(v['max'])}]"
-                ratio = (vb["median"] / va["median"]
-                         if va and vb and va["median"] else None)
-                if ratio is not None:
-                    ratios.append((f"{tag} {cell} {k}", ratio))
-                lines.append(f"| {cell} | {k} | {cellfmt(va)} | "
-                             f"{cellfmt(vb)} | {fmt(ratio)} |")
+                vals = [per.get(m, {}).get(k) for m in mods]
+                va = vals[0]
+                rs = []
+                for m, v in zip(others, vals[1:]):
+                    ratio = (v["median"] / va["median"]
+                             if va and v and va["median"] else None)
+                    rs.append(ratio)
+                    if ratio is not None and m == others[-1]:
+                        ratios.append((f"{tag} {cell} {k}", ratio))
+                for m, v in zip(mods, vals):
+                    if v and v["median"] and k in ("Mbit/s", "CPU us/pkt") \
+                            and (v["max"] - v["min"]) / v["median"] > 0.2:
+                        noisy.append(f"{tag} {cell} {m} {k}: "
+                                     f"spread {(v['max'] - v['min']) / v['median']:.0%}"
+                                     " of the median")
+                lines.append(f"| {cell} | {k} | " +
+                             " | ".join(cellfmt(v) for v in vals) + " | " +
+                             " | ".join(fmt(r) for r in rs) + " |")
         lines.append("")
+    if noisy:
+        lines += ["Noisy cells (max-min above 20% of the median):", ""]
+        lines += [f"- {n}" for n in noisy] + [""]
+    b = others[-1]
     (d / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     try:
