@@ -2560,8 +2560,9 @@ static const L7PropU32 l7_u32_props[] = {
     { "rate", offsetof(Lan7430State, rate_mbps), 1000, l7_rate_changed,
       "wire rate in Mbit/s (per-frame preamble, IFG and FCS included), "
       "both directions; 0 = unpaced" },
-    { "rate-burst-us", offsetof(Lan7430State, rate_burst_us), 1000, NULL,
-      "how far (us) frames may run ahead of the paced wire" },
+    { "rate-burst-us", offsetof(Lan7430State, rate_burst_us), 10000, NULL,
+      "how far (us) frames may run ahead of the paced wire (token bucket "
+      "depth; absorbs timer latency under TCG)" },
     { "fault-wb-delay-us", offsetof(Lan7430State, fault_wb_delay_us), 2000,
       NULL, "delay of the wb-delay-desc/wb-delay-head faults (us)" },
     { "fault-rx-stall-ms", offsetof(Lan7430State, fault_rx_stall_ms), 100,

@@ -1,0 +1,233 @@
+"""Drive the lab VM (lab/vm.sh) from the host: run guest shell commands one
+by one over the shared --rwdir (emulator/tests/guest-rpc.sh) while poking
+the LAN7430 model over QMP (lab/qmp.py).
+
+    vm = VM(kernel=..., mods=..., ko=...)      # boots, loads the driver,
+    vm.setup_net()                             # DUT 10.9.9.1 <-> peer ns
+    rc, out = vm.sh("ping -c 3 10.9.9.2")
+    vm.dut.fault("drop-ls", count=3)           # lab/qmp.py Dut
+    snap = vm.snapshot(); ...; vm.delta(snap)
+    vm.close()
+
+Used by emulator/tests/fault-evidence.py and tests/test_emulator_faults.py.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "lab"))
+from qmp import Dut  # noqa: E402
+
+DUT_IP = "10.9.9.1"
+PEER_IP = "10.9.9.2"
+
+
+class VMError(RuntimeError):
+    pass
+
+
+class VM:
+    def __init__(self, qemu=None, kernel=None, mods=None, ko=None,
+                 dut_opts="", boot_timeout=300, log=None):
+        self.rw = tempfile.mkdtemp(prefix="l7vm.", dir="/tmp")
+        self.qmp_sock = os.path.join(self.rw, "qmp.sock")
+        self.mods, self.ko = mods, ko
+        self.n = 0
+        self.mark_n = 0
+        self.log_path = log or os.path.join(self.rw, "vm.log")
+        env = dict(os.environ, QMP_SOCK=self.qmp_sock, VM_RWDIR=self.rw,
+                   DUT_OPTS=dut_opts)
+        if qemu:
+            env["QEMU"] = qemu
+        if kernel:
+            env["KERNEL"] = kernel
+        env.pop("MODDIR", None)
+        self._logf = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            ["bash", str(ROOT / "lab/vm.sh"), "bash",
+             str(ROOT / "emulator/tests/guest-rpc.sh"), self.rw],
+            cwd=ROOT, env=env, stdout=self._logf, stderr=subprocess.STDOUT)
+        t0 = time.time()
+        while not os.path.exists(os.path.join(self.rw, "guest.up")):
+            if self.proc.poll() is not None or time.time() - t0 > boot_timeout:
+                self.kill()
+                raise VMError("VM did not come up:\n" + self.log_tail())
+            time.sleep(0.2)
+        self.boot_s = time.time() - t0
+        self.dut = Dut(self.qmp_sock)
+
+    # -- plumbing -----------------------------------------------------------
+    def log_tail(self, n=3000):
+        try:
+            return Path(self.log_path).read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+    def sh(self, cmd, timeout=120):
+        """Run cmd (bash) in the guest; returns (rc, output)."""
+        n = self.n
+        self.n += 1
+        tmp = os.path.join(self.rw, "cmd.%d.tmp" % n)
+        with open(tmp, "w") as f:
+            f.write(cmd)
+        os.rename(tmp, os.path.join(self.rw, "cmd.%d" % n))
+        rc_path = os.path.join(self.rw, "rc.%d" % n)
+        t0 = time.time()
+        while not os.path.exists(rc_path):
+            if self.proc.poll() is not None:
+                raise VMError("VM exited during %r:\n%s" % (cmd, self.log_tail()))
+            if time.time() - t0 > timeout:
+                raise VMError("guest command timed out: %r" % cmd)
+            time.sleep(0.05)
+        rc = int(Path(rc_path).read_text().strip() or 255)
+        out = Path(os.path.join(self.rw, "out.%d" % n)).read_text(errors="replace")
+        return rc, out
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def close(self):
+        try:
+            if self.__dict__.get("dut"):
+                self.dut.close()
+            if self.proc.poll() is None:
+                with open(os.path.join(self.rw, "cmd.%d" % self.n), "w") as f:
+                    f.write("exit")
+                try:
+                    self.proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    self.kill()
+        finally:
+            self._logf.close()
+            shutil.rmtree(self.rw, ignore_errors=True)
+
+    # -- guest setup --------------------------------------------------------
+    def load_driver(self):
+        if self.ko:
+            load = ("modprobe -d {m} phylink && "
+                    "{{ modprobe -d {m} microchip 2>/dev/null || true; }} && "
+                    "insmod {ko}").format(m=self.mods, ko=self.ko)
+        elif self.mods:
+            load = "modprobe -d %s lan743x" % self.mods
+        else:
+            load = "modprobe lan743x"
+        rc, out = self.sh(load)
+        if rc:
+            raise VMError("loading the driver failed: " + out)
+
+    def setup_net(self):
+        """DUT 10.9.9.1 in the root ns, the virtio-net peer 10.9.9.2 in
+        netns 'peer'; writes D=/P= to /tmp/l7.env; iperf3 server on the
+        peer."""
+        self.load_driver()
+        rc, out = self.sh(r'''
+set -e
+for i in $(seq 100); do
+  for n in /sys/class/net/*; do
+    d=$(basename "$(readlink -f $n/device/driver 2>/dev/null)")
+    [ "$d" = lan743x ] && D=$(basename $n)
+    [ "$(cat $n/address)" = 02:74:30:00:00:02 ] && P=$(basename $n)
+  done
+  [ -n "$D" ] && [ -n "$P" ] && break; sleep 0.1
+done
+echo "D=$D P=$P" > /tmp/l7.env
+ip netns add peer; ip link set $P netns peer
+ip netns exec peer ip link set $P up
+ip netns exec peer ip addr add %(peer)s/24 dev $P
+ip addr add %(dut)s/24 dev $D; ip link set $D up
+for i in $(seq 100); do [ "$(cat /sys/class/net/$D/carrier)" = 1 ] && break; sleep 0.1; done
+ping -c 3 -W 2 %(peer)s > /dev/null
+ip netns exec peer iperf3 -s -D
+sleep 0.5
+cat /tmp/l7.env
+''' % {"dut": DUT_IP, "peer": PEER_IP})
+        if rc:
+            raise VMError("network setup failed: " + out)
+        m = re.search(r"D=(\S+) P=(\S+)", out)
+        self.ifname, self.peer_ifname = m.group(1), m.group(2)
+
+    # -- observation --------------------------------------------------------
+    def mark(self):
+        self.mark_n += 1
+        tag = "l7-fault-mark-%d" % self.mark_n
+        self.sh("echo %s > /dev/kmsg" % tag)
+        return tag
+
+    def dmesg_since(self, tag):
+        rc, out = self.sh("dmesg | sed -n '/%s/,$p' | tail -n +2" % tag)
+        return [l for l in out.splitlines() if l.strip()]
+
+    def snapshot(self):
+        """Guest-side counters: interface statistics, nstat, lan743x IRQs,
+        carrier changes, ethtool -S."""
+        rc, out = self.sh(r'''
+. /tmp/l7.env
+cd /sys/class/net/$D/statistics && for f in *; do echo "stat $f $(cat $f)"; done
+echo "stat carrier_changes $(cat /sys/class/net/$D/carrier_changes)"
+nstat -saz | awk 'NR>1 && NF>=2 {print "nstat", $1, $2}'
+grep -E 'lan743x|'$D /proc/interrupts | awk '{s=0; for(i=2;i<=NF;i++) if ($i ~ /^[0-9]+$/) s+=$i; print "irq", $NF "/" $(NF-1), s}'
+ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "", $2); print "ethtool", $1, $2}'
+''')
+        snap = {"stat": {}, "nstat": {}, "irq": {}, "ethtool": {}}
+        for line in out.splitlines():
+            p = line.split()
+            if len(p) >= 3 and p[0] in snap and re.match(r"^-?\d+$", p[-1]):
+                snap[p[0]][" ".join(p[1:-1])] = int(p[-1])
+        snap["model"] = self.dut.counters()
+        return snap
+
+    @staticmethod
+    def delta(a, b):
+        """Non-zero differences b - a per section (model: flat numbers)."""
+        out = {}
+        for sec in ("stat", "nstat", "irq", "ethtool"):
+            d = {k: v - a[sec].get(k, 0) for k, v in b[sec].items()
+                 if v - a[sec].get(k, 0)}
+            out[sec] = d
+        m = {}
+        for k, v in b["model"].items():
+            av = a["model"].get(k)
+            if isinstance(v, (int, float)) and isinstance(av, (int, float)):
+                if v != av:
+                    m[k] = v - av
+            elif isinstance(v, list) and isinstance(av, list):
+                if v != av:
+                    m[k] = [x - y for x, y in zip(v, av)]
+            elif isinstance(v, dict) and k != "mmio":
+                dd = {kk: vv - av.get(kk, 0) for kk, vv in v.items()
+                      if vv != av.get(kk, 0)}
+                if dd:
+                    m[k] = dd
+        out["model"] = m
+        return out
+
+    def ping(self, count=20, interval=0.05, size=56, wait=1):
+        rc, out = self.sh("ping -q -c %d -i %s -s %d -W %d %s" %
+                          (count, interval, size, wait, PEER_IP), timeout=120)
+        m = re.search(r"(\d+) packets transmitted, (\d+) received", out)
+        r = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)", out)
+        return {"sent": int(m.group(1)) if m else 0,
+                "recv": int(m.group(2)) if m else 0,
+                "rtt_min_avg_max": tuple(float(x) for x in r.groups()) if r else None,
+                "summary": " ".join(l.strip() for l in out.splitlines()
+                                    if "packets" in l or "rtt" in l)}
+
+    def iperf(self, secs=5, reverse=False, mtu=1500):
+        """iperf3 TCP DUT -> peer (reverse: peer -> DUT); receiver Mbit/s."""
+        rc, out = self.sh("iperf3 -c %s -t %d -f m -J %s" %
+                          (PEER_IP, secs, "-R" if reverse else ""),
+                          timeout=secs + 60)
+        import json
+        try:
+            j = json.loads(out[out.index("{"):])
+            return j["end"]["sum_received"]["bits_per_second"] / 1e6
+        except (ValueError, KeyError) as e:
+            raise VMError("iperf3 failed: %s\n%s" % (e, out[-2000:]))
