@@ -158,6 +158,7 @@ struct Lan7430State {
     bool use_msix;
     uint32_t rate_mbps;          /* wire pacing, 0 = unpaced */
     uint32_t rate_burst_us;      /* how far frames may run ahead of the wire */
+    uint32_t rate_catchup_us;    /* wire time lost to late timers made up */
 
     /* fault injection (QOM properties, settable at runtime) */
     L7Fault fault[L7F_NUM];
@@ -180,6 +181,8 @@ struct Lan7430State {
     /* pacing: virtual time at which each direction of the wire is free */
     int64_t tx_wire_free;
     int64_t rx_wire_free;
+    bool tx_backlog;             /* frames waited for the wire */
+    bool rx_backlog;
     QEMUTimer *tx_pace_timer;
     QEMUTimer *rx_pace_timer;
 
@@ -311,6 +314,29 @@ static int64_t l7_wire_ns(Lan7430State *s, size_t len)
     uint64_t bytes = MAX(len + 4, 64) + 8 + 12;
 
     return bytes * 8 * 1000 / s->rate_mbps;
+}
+
+/*
+ * Account a frame of len bytes on a wire direction that is free from
+ * *free on; returns when it is free again.  A frame never starts before
+ * the previous one ended (less rate-burst-us).  If frames were waiting (backlog: held back by
+ * pacing), they are sent back to back from where the wire became free,
+ * even if the pacing timer fired late (up to rate-catchup-us), so timer
+ * latency under TCG does not lower the rate.  Otherwise the wire was idle
+ * and the frame starts now.
+ */
+static int64_t l7_wire_next(Lan7430State *s, int64_t free, bool backlog,
+                            size_t len)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int64_t catchup = (int64_t)s->rate_catchup_us * 1000;
+
+    if (backlog) {
+        free = MAX(free, now - catchup);
+    } else {
+        free = MAX(free, now);
+    }
+    return free + l7_wire_ns(s, len);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1470,6 +1496,7 @@ static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
         if (s->rx_wire_free > now + burst) {
             /* the previous frames still occupy the wire */
             s->rx_blocked = true;
+            s->rx_backlog = true;
             if (!timer_pending(s->rx_pace_timer)) {
                 s->cnt.rx_pace_holds++;
                 trace_lan743x_pace("rx", s->rx_wire_free - burst - now);
@@ -1480,9 +1507,8 @@ static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
     }
     r = l7_receive_frame(s, buf, size);
     if (r > 0 && s->rate_mbps) {
-        int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-
-        s->rx_wire_free = MAX(s->rx_wire_free, now) + l7_wire_ns(s, size);
+        s->rx_wire_free = l7_wire_next(s, s->rx_wire_free, s->rx_backlog,
+                                       size);
     }
     return r;
 }
@@ -1506,6 +1532,9 @@ static void l7_rx_kick(Lan7430State *s)
         return;
     }
     qemu_flush_queued_packets(nc);
+    if (!s->rx_blocked) {
+        s->rx_backlog = false;  /* everything that waited went through */
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1560,9 +1589,7 @@ static void l7_tx_send(Lan7430State *s, uint8_t *p, size_t len)
         return;
     }
     if (s->rate_mbps) {
-        int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-
-        s->tx_wire_free = MAX(s->tx_wire_free, now) + l7_wire_ns(s, len);
+        s->tx_wire_free = l7_wire_next(s, s->tx_wire_free, s->tx_backlog, len);
     }
     if (qemu_send_packet_async(nc, p, len, l7_tx_sent_cb) == 0) {
         if (!s->tx_waiting) {
@@ -1692,6 +1719,7 @@ static void l7_tx_process(Lan7430State *s, int ch)
             int64_t burst = (int64_t)s->rate_burst_us * 1000;
 
             if (s->tx_wire_free > now + burst) {
+                s->tx_backlog = true;
                 if (!timer_pending(s->tx_pace_timer)) {
                     s->cnt.tx_pace_holds++;
                     trace_lan743x_pace("tx", s->tx_wire_free - burst - now);
@@ -1763,6 +1791,9 @@ static void l7_tx_process(Lan7430State *s, int ch)
         if (ioc) {
             ioc_any = true;
         }
+    }
+    if (s->tx_head[ch] % ring == s->tx_tail[ch] % ring) {
+        s->tx_backlog = false;  /* ring drained: nothing waits any more */
     }
 out:
     if (any && (l7_reg(s, L7_TX_CFG_A(ch)) & L7_TX_CFG_A_HP_WB_EN)) {
@@ -2541,6 +2572,8 @@ static void l7_rate_changed(Lan7430State *s)
     /* forget the old schedule; the new rate applies from now on */
     s->tx_wire_free = 0;
     s->rx_wire_free = 0;
+    s->tx_backlog = false;
+    s->rx_backlog = false;
     timer_del(s->tx_pace_timer);
     timer_del(s->rx_pace_timer);
     l7_tx_process(s, 0);
@@ -2560,9 +2593,11 @@ static const L7PropU32 l7_u32_props[] = {
     { "rate", offsetof(Lan7430State, rate_mbps), 1000, l7_rate_changed,
       "wire rate in Mbit/s (per-frame preamble, IFG and FCS included), "
       "both directions; 0 = unpaced" },
-    { "rate-burst-us", offsetof(Lan7430State, rate_burst_us), 10000, NULL,
-      "how far (us) frames may run ahead of the paced wire (token bucket "
-      "depth; absorbs timer latency under TCG)" },
+    { "rate-burst-us", offsetof(Lan7430State, rate_burst_us), 1000, NULL,
+      "how far (us) frames may run ahead of the paced wire (FIFO)" },
+    { "rate-catchup-us", offsetof(Lan7430State, rate_catchup_us), 10000,
+      NULL, "wire time (us) lost to a late pacing timer that waiting frames "
+      "may make up (absorbs timer latency under TCG)" },
     { "fault-wb-delay-us", offsetof(Lan7430State, fault_wb_delay_us), 2000,
       NULL, "delay of the wb-delay-desc/wb-delay-head faults (us)" },
     { "fault-rx-stall-ms", offsetof(Lan7430State, fault_rx_stall_ms), 100,

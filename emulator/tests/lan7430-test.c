@@ -1216,6 +1216,7 @@ static void test_rate_tx(void)
     setup_tx(&c, &t);
     prop_set(&c, "rate", 10);
     prop_set(&c, "rate-burst-us", 0);
+    prop_set(&c, "rate-catchup-us", 0);
     g_assert_cmpint(cnt(&c, "rate_mbps"), ==, 10);
     for (i = 0; i < 3; i++) {
         tx_desc(&c, &t, i, 1000, 0);
@@ -1233,6 +1234,18 @@ static void test_rate_tx(void)
     g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 3);
     drain_sock(&c, 3);
     g_assert_cmpint(cnt(&c, "tx_frames"), ==, 3);
+
+    /* rate-burst-us: frames may run 2 ms ahead of the wire: 3 go at once */
+    prop_set(&c, "rate-burst-us", 2000);
+    prop_set(&c, "rate", 10);
+    for (i = 3; i < 7; i++) {
+        tx_desc(&c, &t, i, 1000, 0);
+    }
+    wr(&c, TX_TAIL(0), 7);
+    g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 6);
+    qtest_clock_step(c.qs->qts, 3 * WIRE_NS_1000_AT_10 - 2000 * 1000);
+    g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 7);
+    drain_sock(&c, 4);
     ctx_fini(&c);
 }
 
@@ -1246,6 +1259,7 @@ static void test_rate_rx(void)
     setup_rx(&c, &r, 0);
     prop_set(&c, "rate", 10);
     prop_set(&c, "rate-burst-us", 0);
+    prop_set(&c, "rate-catchup-us", 0);
     make_frame(f, sizeof(f));
     send_frame(&c, f, sizeof(f));
     send_frame(&c, f, sizeof(f));
