@@ -2593,7 +2593,7 @@ static const L7PropU32 l7_u32_props[] = {
     { "rate", offsetof(Lan7430State, rate_mbps), 1000, l7_rate_changed,
       "wire rate in Mbit/s (per-frame preamble, IFG and FCS included), "
       "both directions; 0 = unpaced" },
-    { "rate-burst-us", offsetof(Lan7430State, rate_burst_us), 1000, NULL,
+    { "rate-burst-us", offsetof(Lan7430State, rate_burst_us), 4000, NULL,
       "how far (us) frames may run ahead of the paced wire (FIFO)" },
     { "rate-catchup-us", offsetof(Lan7430State, rate_catchup_us), 10000,
       NULL, "wire time (us) lost to a late pacing timer that waiting frames "

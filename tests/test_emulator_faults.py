@@ -85,7 +85,7 @@ def driver_counted(d):
 
 # ---- pacing --------------------------------------------------------------
 
-def _iperf_at(vm, rate, reverse=False, secs=6):
+def _iperf_at(vm, rate, reverse=False, secs=5):
     vm.dut.rate(rate)
     try:
         return vm.iperf(secs=secs, reverse=reverse)
@@ -103,7 +103,7 @@ def test_pacing_50mbit_is_honest(vm, reverse):
 
 
 def test_unpaced_is_measurably_faster(vm):
-    mbps = _iperf_at(vm, 0, secs=5)
+    mbps = _iperf_at(vm, 0, secs=4)
     print("unpaced tx: %.1f Mbit/s" % mbps)
     assert mbps > 1.3 * GOODPUT * 50, mbps
 

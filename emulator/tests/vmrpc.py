@@ -220,11 +220,13 @@ ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "
                 "summary": " ".join(l.strip() for l in out.splitlines()
                                     if "packets" in l or "rtt" in l)}
 
-    def iperf(self, secs=5, reverse=False, mtu=1500):
-        """iperf3 TCP DUT -> peer (reverse: peer -> DUT); receiver Mbit/s."""
-        rc, out = self.sh("iperf3 -c %s -t %d -f m -J %s" %
-                          (PEER_IP, secs, "-R" if reverse else ""),
-                          timeout=secs + 60)
+    def iperf(self, secs=5, reverse=False, omit=1):
+        """iperf3 TCP DUT -> peer (reverse: peer -> DUT), MTU 1500; the
+        receiver's Mbit/s over secs, after omitting the first omit
+        seconds (slow start)."""
+        rc, out = self.sh("iperf3 -c %s -t %d -O %d -f m -J %s" %
+                          (PEER_IP, secs, omit, "-R" if reverse else ""),
+                          timeout=secs + omit + 60)
         import json
         try:
             j = json.loads(out[out.index("{"):])
