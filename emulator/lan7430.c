@@ -183,6 +183,15 @@ struct Lan7430State {
     int64_t rx_wire_free;
     bool tx_backlog;             /* frames waited for the wire */
     bool rx_backlog;
+    bool rx_reserved;            /* held RX frame has its wire slot booked */
+    int64_t rx_held_due;
+    /* TX FIFO: one fetched frame (or TSO chain) waiting for the wire */
+    bool tx_held;
+    int64_t tx_held_due;
+    size_t tx_held_len;
+    uint32_t tx_held_d0;
+    uint32_t tx_held_mss;
+    bool tx_held_lso;
     QEMUTimer *tx_pace_timer;
     QEMUTimer *rx_pace_timer;
 
@@ -325,18 +334,25 @@ static int64_t l7_wire_ns(Lan7430State *s, size_t len)
  * latency under TCG does not lower the rate.  Otherwise the wire was idle
  * and the frame starts now.
  */
-static int64_t l7_wire_next(Lan7430State *s, int64_t free, bool backlog,
-                            size_t len)
+static int64_t l7_wire_start(Lan7430State *s, int64_t free, bool backlog)
 {
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     int64_t catchup = (int64_t)s->rate_catchup_us * 1000;
 
-    if (backlog) {
-        free = MAX(free, now - catchup);
-    } else {
-        free = MAX(free, now);
-    }
-    return free + l7_wire_ns(s, len);
+    return backlog ? MAX(free, now - catchup) : MAX(free, now);
+}
+
+/*
+ * Book the wire for a frame (or TSO chain) of wire time ns on the direction
+ * whose wire is free from *free on; returns when it may be handed over
+ * (to the peer, or to the driver on RX): when its last bit has left the
+ * wire, less rate-burst-us.
+ */
+static int64_t l7_wire_book(Lan7430State *s, int64_t *free, bool backlog,
+                            int64_t ns)
+{
+    *free = l7_wire_start(s, *free, backlog) + ns;
+    return *free - (int64_t)s->rate_burst_us * 1000;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -747,6 +763,7 @@ static void l7_dma_rx_reset(Lan7430State *s, int ch)
 
 static void l7_dma_tx_reset(Lan7430State *s, int ch)
 {
+    s->tx_held = false;
     s->tx_head[ch] = 0;
     s->tx_tail[ch] = 0;
     s->dmac_run &= ~L7_DMAC_CMD_START_T(ch);
@@ -1489,26 +1506,31 @@ static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
         s->cnt.rx_fault_holds++;
         return 0;
     }
-    if (s->rate_mbps && l7_rx_enabled(s)) {
+    if (!l7_rx_enabled(s)) {
+        s->rx_reserved = false;         /* dropped below: no wire slot */
+    } else if (s->rate_mbps) {
         int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-        int64_t burst = (int64_t)s->rate_burst_us * 1000;
 
-        if (s->rx_wire_free > now + burst) {
-            /* the previous frames still occupy the wire */
+        if (!s->rx_reserved) {
+            s->rx_held_due = l7_wire_book(s, &s->rx_wire_free, s->rx_backlog,
+                                          l7_wire_ns(s, size));
+            s->rx_reserved = true;
+        }
+        if (s->rx_held_due > now) {
+            /* not yet received completely off the wire */
             s->rx_blocked = true;
             s->rx_backlog = true;
             if (!timer_pending(s->rx_pace_timer)) {
                 s->cnt.rx_pace_holds++;
-                trace_lan743x_pace("rx", s->rx_wire_free - burst - now);
+                trace_lan743x_pace("rx", s->rx_held_due - now);
             }
-            timer_mod(s->rx_pace_timer, s->rx_wire_free - burst);
+            timer_mod(s->rx_pace_timer, s->rx_held_due);
             return 0;
         }
     }
     r = l7_receive_frame(s, buf, size);
-    if (r > 0 && s->rate_mbps) {
-        s->rx_wire_free = l7_wire_next(s, s->rx_wire_free, s->rx_backlog,
-                                       size);
+    if (r > 0) {
+        s->rx_reserved = false;         /* the booked frame went through */
     }
     return r;
 }
@@ -1587,9 +1609,6 @@ static void l7_tx_send(Lan7430State *s, uint8_t *p, size_t len)
     if (!l7_link_up(s)) {
         s->cnt.tx_drop_link_down++;
         return;
-    }
-    if (s->rate_mbps) {
-        s->tx_wire_free = l7_wire_next(s, s->tx_wire_free, s->tx_backlog, len);
     }
     if (qemu_send_packet_async(nc, p, len, l7_tx_sent_cb) == 0) {
         if (!s->tx_waiting) {
@@ -1684,6 +1703,63 @@ static void l7_tx_frame(Lan7430State *s, uint8_t *p, size_t len, uint32_t d0,
     l7_tx_send(s, p, len);
 }
 
+/* wire time of a frame as fetched, TSO segments included */
+static int64_t l7_tx_chain_ns(Lan7430State *s, const uint8_t *p, size_t len,
+                              bool lso, uint32_t mss)
+{
+    L7Parse r;
+    size_t hdr, pay;
+    int64_t ns = 0;
+
+    if (!lso) {
+        return l7_wire_ns(s, len);
+    }
+    l7_parse(p, len, &r);
+    if ((!r.v4 && !r.v6) || r.l4proto != IP_PROTO_TCP ||
+        r.l4off + 20 > (int)len || mss == 0) {
+        return 0;               /* dropped as bad */
+    }
+    hdr = r.l4off + ((p[r.l4off + 12] >> 4) * 4);
+    if (hdr > len) {
+        return 0;
+    }
+    pay = len - hdr;
+    while (pay > mss) {
+        ns += l7_wire_ns(s, hdr + mss);
+        pay -= mss;
+    }
+    return ns + l7_wire_ns(s, hdr + pay);
+}
+
+/*
+ * Paced TX: the fetched frame waits in the FIFO until its wire time is due,
+ * then goes to the peer (all TSO segments at once).  Returns true if it is
+ * still waiting.
+ */
+static bool l7_tx_fifo(Lan7430State *s)
+{
+    int64_t due;
+
+    if (!s->tx_held) {
+        return false;
+    }
+    due = s->tx_held_due;
+    if (s->rate_mbps && due > qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) {
+        s->tx_backlog = true;
+        if (!timer_pending(s->tx_pace_timer)) {
+            s->cnt.tx_pace_holds++;
+            trace_lan743x_pace("tx", due -
+                               qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+        }
+        timer_mod(s->tx_pace_timer, due);
+        return true;
+    }
+    s->tx_held = false;
+    l7_tx_frame(s, s->txbuf, s->tx_held_len, s->tx_held_d0, s->tx_held_lso,
+                s->tx_held_mss);
+    return false;
+}
+
 static bool l7_tx_ready(Lan7430State *s, int ch)
 {
     return (s->dmac_run & L7_DMAC_CMD_START_T(ch)) &&
@@ -1704,6 +1780,9 @@ static void l7_tx_process(Lan7430State *s, int ch)
     if (!l7_tx_ready(s, ch) || !(pd->config[PCI_COMMAND] & PCI_COMMAND_MASTER)) {
         return;
     }
+    if (l7_tx_fifo(s)) {
+        return;
+    }
     while (s->tx_head[ch] % ring != s->tx_tail[ch] % ring && budget-- > 0 &&
            !s->tx_waiting) {
         uint32_t idx = s->tx_head[ch] % ring, tail = s->tx_tail[ch] % ring;
@@ -1713,20 +1792,8 @@ static void l7_tx_process(Lan7430State *s, int ch)
         bool ext_follows_last = false, overflow = false;
         int nd = 0;
 
-        if (s->rate_mbps) {
-            /* wait while the frames sent so far still occupy the wire */
-            int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-            int64_t burst = (int64_t)s->rate_burst_us * 1000;
-
-            if (s->tx_wire_free > now + burst) {
-                s->tx_backlog = true;
-                if (!timer_pending(s->tx_pace_timer)) {
-                    s->cnt.tx_pace_holds++;
-                    trace_lan743x_pace("tx", s->tx_wire_free - burst - now);
-                }
-                timer_mod(s->tx_pace_timer, s->tx_wire_free - burst);
-                break;
-            }
+        if (s->tx_held) {
+            break;              /* the FIFO is full until the wire is */
         }
 
         while (!done) {
@@ -1785,6 +1852,16 @@ static void l7_tx_process(Lan7430State *s, int ch)
         if (overflow || len == 0) {
             s->cnt.tx_bad_frames++;
             trace_lan743x_tx_bad("overflow-or-empty", len);
+        } else if (s->rate_mbps) {
+            s->tx_held = true;
+            s->tx_held_due = l7_wire_book(s, &s->tx_wire_free, s->tx_backlog,
+                                          l7_tx_chain_ns(s, s->txbuf, len,
+                                                         lso, mss));
+            s->tx_held_len = len;
+            s->tx_held_d0 = first_d0;
+            s->tx_held_lso = lso;
+            s->tx_held_mss = mss;
+            l7_tx_fifo(s);
         } else {
             l7_tx_frame(s, s->txbuf, len, first_d0, lso, mss);
         }
@@ -1792,7 +1869,7 @@ static void l7_tx_process(Lan7430State *s, int ch)
             ioc_any = true;
         }
     }
-    if (s->tx_head[ch] % ring == s->tx_tail[ch] % ring) {
+    if (s->tx_head[ch] % ring == s->tx_tail[ch] % ring && !s->tx_held) {
         s->tx_backlog = false;  /* ring drained: nothing waits any more */
     }
 out:
@@ -2574,6 +2651,8 @@ static void l7_rate_changed(Lan7430State *s)
     s->rx_wire_free = 0;
     s->tx_backlog = false;
     s->rx_backlog = false;
+    s->rx_reserved = false;
+    s->tx_held_due = 0;
     timer_del(s->tx_pace_timer);
     timer_del(s->rx_pace_timer);
     l7_tx_process(s, 0);

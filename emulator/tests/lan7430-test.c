@@ -1222,13 +1222,16 @@ static void test_rate_tx(void)
         tx_desc(&c, &t, i, 1000, 0);
     }
     wr(&c, TX_TAIL(0), 3);
+    /* the first frame is fetched and waits until it has left the wire */
     g_assert_true(wait_hwb(&c, t.hwb, 1));
     g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 1);
     g_assert_cmpint(cnt(&c, "tx_pace_holds"), ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 0);
     qtest_clock_step(c.qs->qts, WIRE_NS_1000_AT_10 - 1000);
     g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 1);
     qtest_clock_step(c.qs->qts, 1000);
     g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 2);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 1);
     /* unpaced from now on: the rest goes at once */
     prop_set(&c, "rate", 0);
     g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 3);
@@ -1242,10 +1245,15 @@ static void test_rate_tx(void)
         tx_desc(&c, &t, i, 1000, 0);
     }
     wr(&c, TX_TAIL(0), 7);
+    /* two sent, the third fetched into the FIFO, waiting */
     g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 6);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 5);
     qtest_clock_step(c.qs->qts, 3 * WIRE_NS_1000_AT_10 - 2000 * 1000);
     g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 7);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 6);
+    prop_set(&c, "rate", 0);
     drain_sock(&c, 4);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 7);
     ctx_fini(&c);
 }
 
@@ -1263,8 +1271,12 @@ static void test_rate_rx(void)
     make_frame(f, sizeof(f));
     send_frame(&c, f, sizeof(f));
     send_frame(&c, f, sizeof(f));
-    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    /* a frame is received when its last bit has come off the wire */
     g_assert_true(wait_cnt(&c, "rx_pace_holds", 1));
+    g_usleep(20 * 1000);
+    g_assert_cmphex(qtest_readl(c.qs->qts, r.rx_hwb), ==, 0xdead);
+    qtest_clock_step(c.qs->qts, WIRE_NS_1000_AT_10);
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
     g_usleep(20 * 1000);
     g_assert_cmphex(qtest_readl(c.qs->qts, r.rx_hwb), ==, 1);
     qtest_clock_step(c.qs->qts, WIRE_NS_1000_AT_10);

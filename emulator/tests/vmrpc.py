@@ -174,9 +174,13 @@ cd /sys/class/net/$D/statistics && for f in *; do echo "stat $f $(cat $f)"; done
 echo "stat carrier_changes $(cat /sys/class/net/$D/carrier_changes)"
 nstat -saz | awk 'NR>1 && NF>=2 {print "nstat", $1, $2}'
 grep -E 'lan743x|'$D /proc/interrupts | awk '{s=0; for(i=2;i<=NF;i++) if ($i ~ /^[0-9]+$/) s+=$i; print "irq", $NF "/" $(NF-1), s}'
+for n in $(awk -F: '/lan743x/ {gsub(/ /, "", $1); print $1}' /proc/interrupts); do
+  echo "unhandled irq$n $(awk '$1 == "unhandled" {print $2}' /proc/irq/$n/spurious 2>/dev/null)"
+done
 ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "", $2); print "ethtool", $1, $2}'
 ''')
-        snap = {"stat": {}, "nstat": {}, "irq": {}, "ethtool": {}}
+        snap = {"stat": {}, "nstat": {}, "irq": {}, "unhandled": {},
+                "ethtool": {}}
         for line in out.splitlines():
             p = line.split()
             if len(p) >= 3 and p[0] in snap and re.match(r"^-?\d+$", p[-1]):
@@ -188,7 +192,7 @@ ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "
     def delta(a, b):
         """Non-zero differences b - a per section (model: flat numbers)."""
         out = {}
-        for sec in ("stat", "nstat", "irq", "ethtool"):
+        for sec in ("stat", "nstat", "irq", "unhandled", "ethtool"):
             d = {k: v - a[sec].get(k, 0) for k, v in b[sec].items()
                  if v - a[sec].get(k, 0)}
             out[sec] = d
@@ -201,7 +205,15 @@ ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "
             elif isinstance(v, list) and isinstance(av, list):
                 if v != av:
                     m[k] = [x - y for x, y in zip(v, av)]
-            elif isinstance(v, dict) and k != "mmio":
+            elif k == "mmio":
+                dd = {}
+                for reg, rw in v.items():
+                    o = av.get(reg, {"r": 0, "w": 0})
+                    if rw != o:
+                        dd[reg] = {"r": rw["r"] - o["r"], "w": rw["w"] - o["w"]}
+                if dd:
+                    m[k] = dd
+            elif isinstance(v, dict):
                 dd = {kk: vv - av.get(kk, 0) for kk, vv in v.items()
                       if vv != av.get(kk, 0)}
                 if dd:
