@@ -90,6 +90,7 @@ def run_step(vm, name, kw, traffic, settle):
         vm.sh("sleep 3")
     elif traffic == "iperf-rx":
         res["iperf_rx_mbps"] = round(vm.iperf(secs=4, reverse=True), 1)
+        res["iperf"] = vm.last_iperf
         rc, out = vm.sh("ip netns exec peer nstat -az TcpRetransSegs 2>&1 | tail -1")
     time.sleep(settle)
     res["secs"] = round(time.time() - t0, 1)
@@ -113,6 +114,7 @@ def pacing(vm):
         mbps = vm.iperf(secs=8, reverse=rev)
         c = vm.dut.counters()
         out[label] = {"rate": rate, "mbps": round(mbps, 2),
+                      "iperf": vm.last_iperf,
                       "limit": round(0.9415 * rate, 2) if rate else None,
                       "pct_of_limit": round(100 * mbps / (0.9415 * rate), 1) if rate else None,
                       "tx_pace_holds": c["tx_pace_holds"],
