@@ -95,10 +95,19 @@ def _iperf_at(vm, rate, reverse=False, secs=5):
 
 @pytest.mark.parametrize("reverse", [False, True], ids=["tx", "rx"])
 def test_pacing_50mbit_is_honest(vm, reverse):
-    mbps = _iperf_at(vm, 50, reverse)
+    """iperf3 TCP at rate=50 lands within 90-100% of the goodput limit.
+    Above 100% fails at once (the model outran the wire).  Below 90% is
+    retried once: on a shared 2-core host the TCG guest can be starved for
+    whole seconds, time in which it produced nothing to pace."""
     limit = GOODPUT * 50
-    print("rate=50 %s: %.2f Mbit/s = %.1f%% of %.2f" %
-          ("rx" if reverse else "tx", mbps, 100 * mbps / limit, limit))
+    for attempt in (1, 2):
+        mbps = _iperf_at(vm, 50, reverse)
+        print("rate=50 %s (attempt %d): %.2f Mbit/s = %.1f%% of %.2f (%s)" %
+              ("rx" if reverse else "tx", attempt, mbps, 100 * mbps / limit,
+               limit, vm.last_iperf))
+        assert mbps <= 1.00 * limit, mbps
+        if mbps >= 0.90 * limit:
+            break
     assert 0.90 * limit <= mbps <= 1.00 * limit, mbps
 
 
