@@ -326,13 +326,12 @@ static int64_t l7_wire_ns(Lan7430State *s, size_t len)
 }
 
 /*
- * Account a frame of len bytes on a wire direction that is free from
- * *free on; returns when it is free again.  A frame never starts before
- * the previous one ended (less rate-burst-us).  If frames were waiting (backlog: held back by
- * pacing), they are sent back to back from where the wire became free,
- * even if the pacing timer fired late (up to rate-catchup-us), so timer
- * latency under TCG does not lower the rate.  Otherwise the wire was idle
- * and the frame starts now.
+ * When a frame may start on a wire direction that is free from free on.
+ * A frame never starts before the previous one ended.  If frames were
+ * waiting (backlog: held back by pacing), they go back to back from where
+ * the wire became free, even if the pacing timer fired late (up to
+ * rate-catchup-us), so timer latency under TCG does not lower the rate.
+ * Otherwise the wire was idle and the frame starts now.
  */
 static int64_t l7_wire_start(Lan7430State *s, int64_t free, bool backlog)
 {
