@@ -19,6 +19,10 @@ sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import VM, VMError  # noqa: E402
 
 GOODPUT = 0.9415        # TCP/IPv4 goodput per wire bit at MTU 1500 (1448/1538)
+# iperf3 measures at the receiving application, which reads in chunks of up
+# to 128 KB: at 47 Mbit/s over 5 s one read more or less in the window is
+# ~0.4%.  The model's wire time itself is exact (qtests rate-tx/rate-rx).
+MEASURE_TOL = 0.005
 
 
 def _last_line(p):
@@ -96,19 +100,19 @@ def _iperf_at(vm, rate, reverse=False, secs=5):
 @pytest.mark.parametrize("reverse", [False, True], ids=["tx", "rx"])
 def test_pacing_50mbit_is_honest(vm, reverse):
     """iperf3 TCP at rate=50 lands within 90-100% of the goodput limit.
-    Above 100% fails at once (the model outran the wire).  Below 90% is
-    retried once: on a shared 2-core host the TCG guest can be starved for
-    whole seconds, time in which it produced nothing to pace."""
+    Above 100% (+ MEASURE_TOL) fails at once: the model outran the wire.
+    Below 90% is retried once: on a shared 2-core host the TCG guest can be
+    starved for whole seconds, time in which it produced nothing to pace."""
     limit = GOODPUT * 50
     for attempt in (1, 2):
         mbps = _iperf_at(vm, 50, reverse)
-        print("rate=50 %s (attempt %d): %.2f Mbit/s = %.1f%% of %.2f (%s)" %
+        print("rate=50 %s (attempt %d): %.2f Mbit/s = %.2f%% of %.2f (%s)" %
               ("rx" if reverse else "tx", attempt, mbps, 100 * mbps / limit,
                limit, vm.last_iperf))
-        assert mbps <= 1.00 * limit, mbps
+        assert mbps <= (1.00 + MEASURE_TOL) * limit, mbps
         if mbps >= 0.90 * limit:
             break
-    assert 0.90 * limit <= mbps <= 1.00 * limit, mbps
+    assert 0.90 * limit <= mbps <= (1.00 + MEASURE_TOL) * limit, mbps
 
 
 def test_unpaced_is_measurably_faster(vm):
