@@ -234,12 +234,12 @@ ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "
 
     def iperf(self, secs=5, reverse=False, omit=1):
         """iperf3 TCP DUT -> peer (reverse: peer -> DUT), MTU 1500; returns
-        the goodput in Mbit/s over the intervals after the first omit
-        seconds (slow start).  The interval figures are used rather than
-        iperf3's final sum: that one divides the bytes received by the
-        sender's duration, so data still in flight when the sender stops
-        (the paced FIFO, queued segments) inflates it by ~0.2-0.5%.
-        self.last_iperf keeps the raw figures."""
+        the goodput in Mbit/s measured by the receiver after the first omit
+        seconds (slow start): with -R the client is the receiver and its
+        intervals are used; otherwise the client's intervals count what the
+        sender wrote (bursty), so iperf3's sum_received (server bytes over
+        the client's duration: data in flight at the end adds ~0.1-0.3%)
+        is used.  self.last_iperf keeps the raw figures."""
         import json
         rc, out = self.sh("iperf3 -c %s -t %d -O %d -f m -J %s" %
                           (PEER_IP, secs, omit, "-R" if reverse else ""),
@@ -256,6 +256,8 @@ ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "
                     j["end"]["sum_received"]["bits_per_second"] / 1e6, 2),
                 "sum_sent_mbps": round(
                     j["end"]["sum_sent"]["bits_per_second"] / 1e6, 2)}
+            if not reverse:
+                return j["end"]["sum_received"]["bits_per_second"] / 1e6
             return nbytes * 8 / dur / 1e6
         except (ValueError, KeyError, ZeroDivisionError) as e:
             raise VMError("iperf3 failed: %s\n%s" % (e, out[-2000:]))
