@@ -91,6 +91,10 @@ dut_setup() {
 	local i dut=""
 	for i in $(seq 1 100); do dut=$(find_if lan743x) && break; sleep 0.1; done
 	[ -n "$dut" ] || return 1
+	# udev renames a new interface (eth0 -> enp0s10) shortly after it
+	# appears: wait for that, then look again
+	udevadm settle -t 10 2>/dev/null || sleep 2
+	dut=$(find_if lan743x) || return 1
 	ip addr flush dev "$dut"
 	ip addr add "$LOCAL_V4/24" dev "$dut"
 	ip link set "$dut" up
