@@ -53,8 +53,9 @@ def main():
                     sys.exit(f"error: no metric {m!r} in {tag} {c}")
                 r = (vb["median"] / va["median"]
                      if va and vb and va["median"] else None)
-                ratio = f" (x{r:.2f})" if r is not None else ""
-                print(f"  {m}: {cell(va)} -> {cell(vb)}{ratio}")
+                ratio = f", x{r:.2f}" if r is not None else ""
+                # two lines, so a commit message stays within 75 columns
+                print(f"  {m}:\n    {cell(va)} -> {cell(vb)}{ratio}")
                 n += 1
     return 0 if n else 1
 
