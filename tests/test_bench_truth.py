@@ -27,7 +27,8 @@ def records(tmp_path_factory):
 
 @pytest.mark.parametrize("module", ["upstream", "series"])
 def test_burst_counts_agree(records, module):
-    r = next(x for x in records if x["module"] == module)
+    r = next(x for x in records
+             if x["module"] == module and x["cell"] == "udp-burst")
     emu = r.get("emulator")
     assert emu and "error" not in emu, f"no emulator counters: {emu}"
     assert r.get("udp_packets") == BURST, r.get("error")
