@@ -49,3 +49,27 @@ def make_patch(srctree, outdir, name, edit, path=DRV + "/lan743x_main.c"):
             env=env)
     assert p.returncode == 0, p.stderr
     return pdir
+
+
+def last_line(p):
+    """The last line a lab command printed (the path it reports)."""
+    lines = p.stdout.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def vm_inputs():
+    """QEMU with the lan7430 model and the guest kernel's build directory,
+    or skip the calling test with the reason they are not available."""
+    import shutil
+    if not shutil.which("vng"):
+        pytest.skip("virtme-ng (vng) not installed: cannot boot the lab VM")
+    p = run(["bash", "emulator/build.sh"])
+    if p.returncode:
+        pytest.skip("QEMU with the lan7430 model cannot be built here: " +
+                    p.stderr[-500:])
+    qemu = last_line(p)
+    p = run(["bash", "lab/kbuild.sh", "kernel", "guest"])
+    if p.returncode:
+        pytest.skip("guest kernel not available (lab/kbuild.sh kernel guest): " +
+                    p.stderr[-500:])
+    return qemu, last_line(p)

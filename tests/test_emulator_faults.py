@@ -7,13 +7,12 @@ available.  emulator/tests/fault-evidence.py records the same and more in
 detail; emulator/README.md ("Fault injection") has the resulting table.
 """
 import os
-import shutil
 import sys
 import time
 
 import pytest
 
-from conftest import ROOT, run
+from conftest import ROOT, last_line, run, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import VM, VMError  # noqa: E402
@@ -25,27 +24,13 @@ GOODPUT = 0.9415        # TCP/IPv4 goodput per wire bit at MTU 1500 (1448/1538)
 MEASURE_TOL = 0.005
 
 
-def _last_line(p):
-    lines = p.stdout.strip().splitlines()
-    return lines[-1] if lines else ""
 
 
 @pytest.fixture(scope="module")
 def vm():
-    if not shutil.which("vng"):
-        pytest.skip("virtme-ng (vng) not installed: cannot boot the lab VM")
-    p = run(["bash", "emulator/build.sh"])
-    if p.returncode:
-        pytest.skip("QEMU with the lan7430 model cannot be built here: " +
-                    p.stderr[-500:])
-    qemu = _last_line(p)
-    p = run(["bash", "lab/kbuild.sh", "kernel", "guest"])
-    if p.returncode:
-        pytest.skip("guest kernel not available (lab/kbuild.sh kernel guest): " +
-                    p.stderr[-500:])
-    obj = _last_line(p)
+    qemu, obj = vm_inputs()
     p = run(["bash", "lab/kbuild.sh", "module", "guest", "base"])
-    ko = _last_line(p) if p.returncode == 0 else None   # else the kernel's own
+    ko = last_line(p) if p.returncode == 0 else None   # else the kernel's own
     try:
         v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
                mods=f"{obj}/mods", ko=ko)

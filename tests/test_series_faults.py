@@ -41,7 +41,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run
+from conftest import ROOT, last_line, run, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import DUT_IP, PEER_IP, VM, VMError  # noqa: E402
@@ -80,9 +80,6 @@ print("PP", json.dumps({"secs": round(time.time() - t0, 2), "pools": pools},
 '''
 
 
-def _last_line(p):
-    lines = p.stdout.strip().splitlines()
-    return lines[-1] if lines else ""
 
 
 def _pin_neighbours(vm):
@@ -104,27 +101,16 @@ ping -c 2 -W 2 %s > /dev/null
 
 @pytest.fixture(scope="module")
 def vm():
-    if not shutil.which("vng"):
-        pytest.skip("virtme-ng (vng) not installed: cannot boot the lab VM")
-    p = run(["bash", "emulator/build.sh"])
-    if p.returncode:
-        pytest.skip("QEMU with the lan7430 model cannot be built here: " +
-                    p.stderr[-500:])
-    qemu = _last_line(p)
-    p = run(["bash", "lab/kbuild.sh", "kernel", "guest"])
-    if p.returncode:
-        pytest.skip("guest kernel not available (lab/kbuild.sh kernel guest): " +
-                    p.stderr[-500:])
-    obj = _last_line(p)
+    qemu, obj = vm_inputs()
     # the modules under test: a build failure is a failure, not a skip
     p = run(["bash", "lab/kbuild.sh", "module", "guest", "series"])
     assert p.returncode == 0, "series module does not build: " + p.stderr[-1500:]
-    series_ko = _last_line(p)
+    series_ko = last_line(p)
     p = run(["bash", "lab/kbuild.sh", "module", "guest", "base"])
     assert p.returncode == 0, "base module does not build: " + p.stderr[-1500:]
-    base_ko = _last_line(p)
+    base_ko = last_line(p)
     p = run(["bash", "lab/kbuild.sh", "srctree"])
-    src = _last_line(p)
+    src = last_line(p)
     try:
         v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
                mods=f"{obj}/mods", ko=series_ko)
