@@ -23,7 +23,18 @@ def per_pkt(rec, value):
 
 def metrics(rec):
     """The figures of one record, None where the source is missing."""
+    if "mem_up_kib" in rec:
+        return {"KiB taken by ip link set up": rec["mem_up_kib"]}
     t = rec.get("trace", {})
+
+    def dma(event, kind):
+        """Per packet: the sum over directions of one dma:* event's
+        calls or bytes (keys EVENT_DIR_calls / EVENT_DIR_bytes)."""
+        if not t:
+            return None
+        return per_pkt(rec, sum(v for k, v in t.items()
+                                if k.startswith(event) and k.endswith(kind)))
+
     emu = rec.get("emulator") or {}
     mmio = emu.get("mmio", {}) if "error" not in emu else {}
     m = {
@@ -38,22 +49,11 @@ def metrics(rec):
         "full-budget polls %": (100 * t.get("napi_full_budget", 0) /
                                 t["napi_polls"]) if t.get("napi_polls")
         else None,
-        "dma map calls/pkt": per_pkt(rec, sum(
-            v for k, v in t.items() if k.startswith("dma_map_page")
-            and k.endswith("_calls"))) if t else None,
-        "dma unmap calls/pkt": per_pkt(rec, sum(
-            v for k, v in t.items() if k.startswith("dma_unmap_page")
-            and k.endswith("_calls"))) if t else None,
-        "map bytes/pkt": per_pkt(rec, sum(
-            v for k, v in t.items() if k.startswith("dma_map_page")
-            and k.endswith("_bytes"))) if t else None,
-        "sync-cpu bytes/pkt": per_pkt(rec, sum(
-            v for k, v in t.items() if k.startswith("dma_sync_single_for_cpu")
-            and k.endswith("_bytes"))) if t else None,
-        "sync-dev bytes/pkt": per_pkt(rec, sum(
-            v for k, v in t.items()
-            if k.startswith("dma_sync_single_for_device")
-            and k.endswith("_bytes"))) if t else None,
+        "dma map calls/pkt": dma("dma_map_page", "_calls"),
+        "dma unmap calls/pkt": dma("dma_unmap_page", "_calls"),
+        "map bytes/pkt": dma("dma_map_page", "_bytes"),
+        "sync-cpu bytes/pkt": dma("dma_sync_single_for_cpu", "_bytes"),
+        "sync-dev bytes/pkt": dma("dma_sync_single_for_device", "_bytes"),
     }
     orders = t.get("page_alloc_orders_global") if t else None
     if orders is not None:
@@ -69,8 +69,6 @@ def metrics(rec):
         m["driver page allocs/pkt"] = per_pkt(rec, sum(drv["orders"].values()))
         m["driver order>0 allocs/pkt"] = per_pkt(rec, sum(
             v for k, v in drv["orders"].items() if int(k) > 0))
-    if "mem_up_kib" in rec:
-        m = {"KiB taken by ip link set up": rec["mem_up_kib"]}
     if mmio:
         rx_tail = sum(v["w"] for k, v in mmio.items()
                       if k.startswith("RX_TAIL"))
