@@ -4,7 +4,7 @@ PY ?= python3
 CHECKS ?=
 PATCHES ?= patches
 
-.PHONY: help setup tree export check kernel qemu unit test bench soak
+.PHONY: help setup tree export check kernel qemu unit test bench soak outage
 
 help:
 	@echo "make bench   main job: build, boot the emulated LAN7430, A/B bench, table"
@@ -15,6 +15,8 @@ help:
 	@echo "make check   per-patch netdev checks (W=1, sparse, ARM, checkpatch, ...)"
 	@echo "make kernel  build the x86_64 guest kernel (cached)"
 	@echo "make qemu    build QEMU with the lan7430 device model (cached)"
+	@echo "make outage  outage of live MTU changes, upstream vs series"
+	@echo "make soak    1000 live MTU/ring changes on the debug kernel (not CI)"
 
 setup:
 	@bash lab/setup.sh
@@ -44,12 +46,19 @@ test: setup
 bench: setup
 	@$(PY) lab/bench.py
 
-# Long soak on the debug kernel (KASAN, kmemleak, lockdep, fault injection):
-# too long for CI. Builds the debug kernel (~30 min cold) and runs the
-# guest end-to-end test with many more down/up and reload cycles.
+# Long soak on the debug kernel (KASAN, kmemleak, lockdep, DMA-API debug):
+# too long for CI. Builds the debug kernel (~30-45 min cold) and the
+# series' module for it, then makes SOAK_CHANGES (default 1000) live MTU
+# and ring-size changes under bidirectional TCP traffic and checks for
+# splats, leaked page_pool pages and kmemleak reports (lab/guest/soak.sh).
 soak: setup
-	@obj=$$(bash lab/kbuild.sh kernel debug) && \
+	@mkdir -p results && obj=$$(bash lab/kbuild.sh kernel debug) && \
+	  ko=$$(bash lab/kbuild.sh module debug series) && \
 	  KERNEL=$$obj/arch/x86/boot/bzImage MODDIR=$$obj/mods VM_MEM=4G \
-	  E2E_UPDOWN=$${SOAK_UPDOWN:-500} E2E_RELOAD=$${SOAK_RELOAD:-100} \
-	  E2E_IPERF_TIME=$${SOAK_IPERF_TIME:-60} VM_TIMEOUT=14400 \
-	  bash lab/vm.sh lab/guest/e2e.sh
+	  LAN743X_SOAK_CHANGES=$${SOAK_CHANGES:-1000} \
+	  LAN743X_YNL=$$(bash lab/kbuild.sh srcrepo)/tools/net/ynl VM_TIMEOUT=14400 \
+	  bash lab/vm.sh lab/guest/soak.sh "$$ko" | tee results/soak-$$(date +%Y%m%d-%H%M%S).log
+
+# Outage of live MTU changes, upstream vs the series (lab/outage.py).
+outage: setup
+	@$(PY) lab/outage.py $(if $(MODULES),--modules $(MODULES))

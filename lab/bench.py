@@ -83,6 +83,29 @@ class CounterServer(threading.Thread):
             time.sleep(0.05)
 
 
+def build_modules(names, variant):
+    """lan743x.ko per module name (upstream, series, pK), built for the
+    kernel VARIANT; exits with a clear error on a bad list."""
+    revs = {}
+    for m in names:
+        if m == "upstream":
+            revs[m] = "base"
+        elif m == "series":
+            revs[m] = "series"
+        elif re.fullmatch(r"p[1-9][0-9]*", m):
+            revs[m] = "series:" + m[1:]
+        else:
+            sys.exit(f"error: --modules: unknown module {m!r} (upstream, "
+                     "series, or pK = base + the first K patches)")
+    if len(names) < 2 or names[0] != "upstream" or len(set(names)) != \
+            len(names):
+        sys.exit("error: --modules: upstream first, then at least one other, "
+                 "each once")
+    progress(f"modules: {', '.join(names)}")
+    return {m: out_of(["bash", str(LAB / "kbuild.sh"), "module", variant, r])
+            for m, r in revs.items()}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int,
@@ -112,24 +135,7 @@ def main():
     obj = Path(out_of(["bash", str(LAB / "kbuild.sh"), "kernel",
                        args.variant]))
     names = [m for m in args.modules.split(",") if m]
-    revs = {}
-    for m in names:
-        if m == "upstream":
-            revs[m] = "base"
-        elif m == "series":
-            revs[m] = "series"
-        elif re.fullmatch(r"p[1-9][0-9]*", m):
-            revs[m] = "series:" + m[1:]
-        else:
-            sys.exit(f"error: --modules: unknown module {m!r} (upstream, "
-                     "series, or pK = base + the first K patches)")
-    if len(names) < 2 or names[0] != "upstream" or len(set(names)) != \
-            len(names):
-        sys.exit("error: --modules: upstream first, then at least one other, "
-                 "each once")
-    progress(f"modules: {', '.join(names)}")
-    mods = {m: out_of(["bash", str(LAB / "kbuild.sh"), "module",
-                       args.variant, r]) for m, r in revs.items()}
+    mods = build_modules(names, args.variant)
     progress("qemu with the lan7430 model")
     qemu = out_of(["bash", str(ROOT / "emulator" / "build.sh")])
 

@@ -5,7 +5,7 @@
 
 APT_PKGS=(
 	"$BASE_PKG" build-essential bc bison flex libelf-dev libssl-dev dwarves
-	kmod cpio zstd rsync ccache git python3 python3-venv
+	kmod cpio zstd rsync ccache git python3 python3-venv python3-yaml
 	sparse coccinelle gcc-arm-linux-gnueabihf
 	iperf3 ethtool iproute2 iputils-ping udev socat linux-perf
 	dpkg-dev libfdt-dev libglib2.0-dev libpixman-1-dev ninja-build meson

@@ -2,7 +2,7 @@
 """After MTU 1500 -> 9000 on the running interface, 3 s of 8000-byte UDP
 datagrams peer -> DUT: count kmem:mm_page_alloc events of order > 0 (all
 callers) and the datagrams received."""
-import os, socket, subprocess, sys, time
+import json, os, socket, subprocess, sys, time
 from pathlib import Path
 dut, ns = sys.argv[1], sys.argv[2]
 T = Path("/sys/kernel/tracing/instances/ord")
@@ -68,6 +68,7 @@ for l in lines:
     ctx[c] += 1
     k = f"{c}:order{o}"
     orders[k] = orders.get(k, 0) + 1
-print(f"jumbo RX after 1500->9000: sent {sent} received {got}; order>0 page allocs {len(lines)}: {ctx} {orders}")
-print("sample:", [l for l in lines if "s" in l.split("] ", 1)[1].split()[0]][:2])
+print(json.dumps({"sent": sent, "received": got, "order_gt0": len(lines),
+                  "order_gt0_softirq": ctx["softirq"],
+                  "order_gt0_task": ctx["task"], "by_order": orders}))
 T.rmdir()

@@ -1,0 +1,74 @@
+#!/bin/bash
+# Shared guest helpers (sourced): find the lan743x and virtio-net
+# interfaces, load a lan743x.ko with its dependencies, move the peer into a
+# network namespace and bring the DUT up. Callers may set NS, LOCAL_V4,
+# REMOTE_V4 before sourcing.
+
+NS=${NS:-ksft-lan743x-peer}
+LOCAL_V4=${LOCAL_V4:-192.0.2.1}
+REMOTE_V4=${REMOTE_V4:-192.0.2.2}
+PEER_MAC=${LAN743X_PEER_MAC:-02:74:30:00:00:02}
+DFLAG=()
+[ -n "${LAN743X_MODDIR:-}" ] && [ -d "$LAN743X_MODDIR/lib/modules" ] && DFLAG=(-d "$LAN743X_MODDIR")
+
+log() { echo "[$(basename "$0")] $*" >&2; }
+
+find_if() {	# find_if DRIVER: first interface bound to DRIVER
+	local n
+	for n in /sys/class/net/*; do
+		[ "$(basename "$(readlink -f "$n/device/driver" 2>/dev/null)")" = "$1" ] &&
+			{ basename "$n"; return 0; }
+	done
+	return 1
+}
+
+load() {	# load KO: the module and its dependencies
+	local ko=$1 d
+	rmmod lan743x 2>/dev/null
+	if [ -z "$ko" ]; then
+		modprobe "${DFLAG[@]}" lan743x
+		return
+	fi
+	# A module built alone against a kernel tree may record no
+	# dependencies (modpost could not resolve them): load the known ones.
+	for d in $(modinfo -F depends "$ko" | tr , ' ') phylink libphy mdio_devres microchip; do
+		modprobe "${DFLAG[@]}" "$d" 2>/dev/null || modprobe "$d" 2>/dev/null ||
+			log "note: could not modprobe $d"
+	done
+	insmod "$ko"
+}
+
+peer_setup() {
+	local n peer=""
+	ip netns list | grep -qw "$NS" && return 0
+	for n in /sys/class/net/*; do
+		[ "$(cat "$n/address" 2>/dev/null)" = "$PEER_MAC" ] && peer=$(basename "$n")
+	done
+	[ -n "$peer" ] || peer=$(find_if virtio_net) || { log "no virtio-net peer"; return 1; }
+	ip netns add "$NS"
+	ip link set "$peer" netns "$NS"
+	ip -n "$NS" link set lo up
+	ip -n "$NS" addr add "$REMOTE_V4/24" dev "$peer"
+	ip -n "$NS" link set "$peer" up
+	PEER=$peer
+	log "peer $peer in netns $NS ($REMOTE_V4)"
+}
+
+dut_setup() {
+	local i dut=""
+	for i in $(seq 1 100); do dut=$(find_if lan743x) && break; sleep 0.1; done
+	[ -n "$dut" ] || return 1
+	# udev renames a new interface (eth0 -> enp0s10) shortly after it
+	# appears: wait for that, then look again
+	udevadm settle -t 10 2>/dev/null || sleep 2
+	dut=$(find_if lan743x) || return 1
+	ip addr flush dev "$dut"
+	ip addr add "$LOCAL_V4/24" dev "$dut"
+	ip link set "$dut" up
+	for i in $(seq 1 100); do
+		[ "$(cat "/sys/class/net/$dut/carrier" 2>/dev/null)" = 1 ] && break
+		sleep 0.1
+	done
+	for i in $(seq 1 30); do ping -c 1 -W 1 "$REMOTE_V4" >/dev/null 2>&1 && break; done
+	echo "$dut"
+}
