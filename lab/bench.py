@@ -84,19 +84,25 @@ class CounterServer(threading.Thread):
 
 
 def build_modules(names, variant):
-    """lan743x.ko per module name (upstream, series, pK), built for the
-    kernel VARIANT; exits with a clear error on a bad list."""
+    """lan743x.ko per module name (upstream, series, pK, each optionally
+    with +cbN: the same module with the rx-copybreak tunable set to N after
+    loading), built for the kernel VARIANT; exits with a clear error on a
+    bad list."""
     revs = {}
-    for m in names:
+    for name in names:
+        m = re.sub(r"\+cb[0-9]+$", "", name)
+        if name != m and m == "upstream":
+            sys.exit("error: --modules: upstream has no rx-copybreak tunable")
         if m == "upstream":
-            revs[m] = "base"
+            revs[name] = "base"
         elif m == "series":
-            revs[m] = "series"
+            revs[name] = "series"
         elif re.fullmatch(r"p[1-9][0-9]*", m):
-            revs[m] = "series:" + m[1:]
+            revs[name] = "series:" + m[1:]
         else:
-            sys.exit(f"error: --modules: unknown module {m!r} (upstream, "
-                     "series, or pK = base + the first K patches)")
+            sys.exit(f"error: --modules: unknown module {name!r} (upstream, "
+                     "series, or pK = base + the first K patches, optionally "
+                     "+cbN)")
     if len(names) < 2 or names[0] != "upstream" or len(set(names)) != \
             len(names):
         sys.exit("error: --modules: upstream first, then at least one other, "
@@ -118,7 +124,8 @@ def main():
     ap.add_argument("--modules", default=os.environ.get(
         "BENCH_MODULES", "upstream,series"),
         help="modules loaded in turn: upstream, series, pK (base + the "
-        "first K patches), e.g. upstream,p2,series")
+        "first K patches), e.g. upstream,p2,series; NAME+cbN loads NAME "
+        "with rx-copybreak N, e.g. upstream,series+cb0,series+cb256")
     ap.add_argument("--variant", default="bench",
                     help="kernel variant (bench has no DMA_API_DEBUG)")
     ap.add_argument("--out", default=None)

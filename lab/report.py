@@ -24,7 +24,9 @@ def per_pkt(rec, value):
 def metrics(rec):
     """The figures of one record, None where the source is missing."""
     if "mem_up_kib" in rec:
-        return {"KiB taken by ip link set up": rec["mem_up_kib"]}
+        return {"KiB taken by ip link set up (free pages)": rec["mem_up_kib"],
+                "KiB of pages lan743x allocated at up":
+                    rec.get("driver_pages_up_kib")}
     t = rec.get("trace", {})
 
     def dma(event, kind):

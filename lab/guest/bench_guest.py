@@ -141,14 +141,7 @@ class Tracer:
             self.hist.write_text("!" + self.HIST)
         except OSError:
             pass
-        driver = collections.Counter()
-        for block in text.split("\n{ ")[1:]:
-            mo = re.search(r"order:\s*(\d+)\s*}\s*hitcount:\s*(\d+)", block)
-            if mo and "lan743x" in block:
-                driver[mo.group(1)] += int(mo.group(2))
-        dropped = re.search(r"Dropped:\s*(\d+)", text)
-        return {"orders": dict(driver),
-                "dropped": int(dropped.group(1)) if dropped else None}
+        return driver_orders(text)
 
     def stop(self):
         if not self.ok:
@@ -302,6 +295,37 @@ class Net:
         return False
 
 
+def driver_orders(text):
+    """Allocations with lan743x on the stack, by order, from the text of a
+    Tracer.HIST histogram."""
+    driver = collections.Counter()
+    for block in text.split("\n{ ")[1:]:
+        mo = re.search(r"order:\s*(\d+)\s*}\s*hitcount:\s*(\d+)", block)
+        if mo and "lan743x" in block:
+            driver[mo.group(1)] += int(mo.group(2))
+    dropped = re.search(r"Dropped:\s*(\d+)", text)
+    return {"orders": dict(driver),
+            "dropped": int(dropped.group(1)) if dropped else None}
+
+
+def driver_kib_during(fn):
+    """Run fn(); return (its result, KiB of pages allocated with lan743x on
+    the stack meanwhile, or None without hist triggers)."""
+    trig = TRACEFS / "events/kmem/mm_page_alloc/trigger"
+    try:
+        trig.write_text(Tracer.HIST)
+    except OSError:
+        return fn(), None
+    try:
+        res = fn()
+        text = (trig.parent / "hist").read_text(errors="replace")
+    finally:
+        trig.write_text("!" + Tracer.HIST)
+    page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
+    orders = driver_orders(text)["orders"]
+    return res, sum(n * (page_kib << int(o)) for o, n in orders.items())
+
+
 def free_kib():
     """Free memory in KiB from /proc/vmstat (free pages), after a settle."""
     sh(["sync"], check=False)
@@ -450,6 +474,10 @@ def main():
         for rep in range(1, args.reps + 1):
             for name, path in mods:
                 dut = load_module(path)
+                cb = re.search(r"\+cb([0-9]+)$", name)
+                if cb:
+                    sh(["ethtool", "--set-tunable", dut, "rx-copybreak",
+                        cb.group(1)])
                 pci = pci_addr(dut)
                 net = Net(dut, peer_if, args.remote)
                 if first:
@@ -459,15 +487,18 @@ def main():
                 # RX/TX rings and RX buffers of every channel
                 sh(["ip", "link", "set", dut, "mtu", "1500"])
                 free0 = free_kib()
-                if not net.dut_up():
+                up, drv_kib = driver_kib_during(net.dut_up)
+                if not up:
                     log(f"{name}: peer unreachable, cell skipped")
                 free1 = free_kib()
                 f.write(json.dumps({"cell": "mem-up", "mtu": 1500,
                                     "dir": "up", "packets": 0,
                                     "mem_up_kib": free0 - free1,
+                                    "driver_pages_up_kib": drv_kib,
                                     "rep": rep, "module": name,
                                     "tag": args.tag}) + "\n")
-                log(f"  {name}: ip link set up took {free0 - free1} KiB")
+                log(f"  {name}: ip link set up took {free0 - free1} KiB "
+                    f"(pages allocated by lan743x: {drv_kib} KiB)")
                 tracer = Tracer(dut, pci)
                 for cell in cells:
                     log(f"rep {rep}/{args.reps} {name} {cell}")
