@@ -69,7 +69,8 @@ def main():
                MODDIR=str(obj / "mods"), QEMU=qemu,
                LAN743X_OUTAGE_CHANGES=str(args.changes),
                LAN743X_OUTAGE_REPS=str(args.reps),
-               LAN743X_OUTAGE_RATE=str(args.rate))
+               LAN743X_OUTAGE_RATE=str(args.rate),
+               VM_VERBOSE="1")  # the kernel console in guest.log
     progress(f"booting the VM: {len(names)} modules, {args.reps} x "
              f"{args.changes} changes each")
     p = subprocess.run(["bash", str(LAB / "vm.sh"), "--", "bash",

@@ -23,6 +23,7 @@
 #   VM_EXTRA_QEMU_OPTS  extra QEMU arguments
 #   VM_APPEND  extra kernel command line
 #   E2E_*, LAN743X_*  forwarded into the guest command's environment
+#   VM_VERBOSE non-empty: show the guest's kernel console (panics)
 #   VM_RWDIR   a host directory the guest may write (results, bench RPC)
 set -euo pipefail
 
@@ -97,7 +98,7 @@ set +e
 timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" \
     vng -r "$KERNEL" --qemu "$QEMU" --disable-kvm --disable-microvm \
         --cpus "${VM_CPUS:-2}" --memory "${VM_MEM:-2G}" \
-        ${APPEND:+--append "$APPEND"} \
+        ${APPEND:+--append "$APPEND"} ${VM_VERBOSE:+--verbose} \
         ${VM_RWDIR:+--rwdir "$VM_RWDIR"} \
         --qemu-opts="$QOPTS" -e "$GCMD"
 rc=$?

@@ -349,7 +349,7 @@ def load_module(path):
     raise RuntimeError(f"no lan743x interface after insmod {path}")
 
 
-PROFILE_CELLS = ("tcp-rx-1500", "udp-rx-64")
+PROFILE_CELLS = ("tcp-rx-1500", "tcp-rx-9000", "udp-rx-64")
 
 
 def profile_cell(net, name, secs, out):

@@ -5,15 +5,12 @@ A UDP stream of RATE packets/s with sequence numbers goes from the peer
 (network namespace NS) to the DUT through N MTU changes 1500 <-> 9000,
 GAP s apart. Per change: packets lost and the longest arrival gap in
 [start - 0.1 s, end + 0.5 s] of `ip link set mtu`, the command's duration
-and the receive-closed window: from the first register write that closes
-the receive path (MAC_RX with RXEN clear, or FCT_RX_CTL with a channel's
-disable bit) to the last one that opens it again (MAC_RX with RXEN set,
-or FCT_RX_CTL with a channel's enable bit), from a kprobe on
-lan743x_csr_write() (x86_64 argument registers).
+and the receive-closed window (see window()), from kprobes.
 
 usage: outage.py DUT NS N [RATE] [GAP]   prints one JSON object
 """
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -22,7 +19,6 @@ import threading
 import time
 from pathlib import Path
 
-MAC_RX, FCT_RX_CTL = 0x104, 0xAC
 TR = Path("/sys/kernel/tracing")
 SENDER = r"""
 import socket, struct, sys, time
@@ -38,66 +34,86 @@ print(seq)
 """
 
 
+PROBES = {"rxd": "p lan743x:lan743x_rx_disable",
+          "rxe": "r lan743x:lan743x_rx_enable",
+          "cmi": "p lan743x:lan743x_netdev_change_mtu",
+          "cmo": "r lan743x:lan743x_netdev_change_mtu"}
+
+
 def kprobe_on():
-    """Trace MAC_RX and FCT_RX_CTL writes; False if kprobes are missing."""
-    try:
-        (TR / "trace_clock").write_text("mono")
-        (TR / "kprobe_events").write_text(
-            "p:lanw/csr lan743x:lan743x_csr_write off=%si:s32 val=%dx:u32\n")
-        ev = TR / "events/lanw/csr"
-        (ev / "filter").write_text(f"off == {MAC_RX} || off == {FCT_RX_CTL}")
-        (TR / "trace").write_text("")
-        (ev / "enable").write_text("1")
-        return True
-    except OSError as e:
-        print(f"outage.py: no receive-window probe: {e}", file=sys.stderr)
+    """Probe the functions that bound the receive-closed window; False if
+    not even ndo_change_mtu can be probed."""
+    (TR / "kprobe_events").write_text("")
+    have = []
+    for name, spec in PROBES.items():
+        kind, sym = spec.split()
+        fd = os.open(TR / "kprobe_events", os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, f"{kind}:lanw/{name} {sym}\n".encode())
+            have.append(name)
+        except OSError:
+            pass    # not in this module (inlined or absent)
+        finally:
+            os.close(fd)
+    if "cmi" not in have or "cmo" not in have:
+        print("outage.py: cannot probe lan743x_netdev_change_mtu",
+              file=sys.stderr)
         return False
+    (TR / "trace_clock").write_text("mono")
+    (TR / "trace").write_text("")
+    (TR / "events/lanw/enable").write_text("1")
+    return True
 
 
 def kprobe_events():
-    """(time, offset, value) of the traced writes, then remove the probe."""
-    (TR / "events/lanw/csr/enable").write_text("0")
+    """(time, probe name) of the probe hits, then remove the probes."""
+    (TR / "events/lanw/enable").write_text("0")
     out = []
     for line in (TR / "trace").read_text().splitlines():
-        if "csr:" not in line or line.startswith("#"):
+        if line.startswith("#"):
             continue
         f = line.split()
-        t = float(next(x for x in f if x.endswith(":") and "." in x)[:-1])
-        kv = dict(x.split("=") for x in f if "=" in x)
-        out.append((t, int(kv["off"], 0), int(kv["val"], 0)))
+        for i, x in enumerate(f):
+            if x.endswith(":") and x[:-1] in PROBES and i > 0:
+                out.append((float(f[i - 1][:-1]), x[:-1]))
     (TR / "kprobe_events").write_text("")
     return out
 
 
-def closes(off, val):
-    return (off == MAC_RX and not val & 1) or \
-        (off == FCT_RX_CTL and val & (0xF << 24))
-
-
-def opens(off, val):
-    return (off == MAC_RX and val & 1) or \
-        (off == FCT_RX_CTL and val & (0xF << 28))
-
-
 def window(evs, t0, t1):
-    """ms the receive path was closed during one change, 0 if never."""
-    start = end = None
-    for t, off, val in evs:
-        if not t0 <= t <= t1:
-            continue
-        if closes(off, val) and start is None:
-            start = t
-        if opens(off, val) and start is not None:
-            end = t
-    return 0.0 if start is None or end is None else (end - start) * 1000
+    """ms the receive path was closed during one change: from the first
+    lan743x_rx_disable() to the return of the last lan743x_rx_enable(), or,
+    when the change did not restart the channels (6.12 only stops and
+    restarts MAC RX, inside ndo_change_mtu), the whole ndo_change_mtu call,
+    an upper bound. None if the probes saw no call."""
+    ev = [(t, n) for t, n in evs if t0 <= t <= t1]
+    rxd = [t for t, n in ev if n == "rxd"]
+    rxe = [t for t, n in ev if n == "rxe"]
+    if rxd and rxe:
+        return (max(rxe) - min(rxd)) * 1000
+    cmi = [t for t, n in ev if n == "cmi"]
+    cmo = [t for t, n in ev if n == "cmo"]
+    if cmi and cmo:
+        return (max(cmo) - min(cmi)) * 1000
+    return None
+
+
+def udp_rcvbuf_errors():
+    """Datagrams the kernel dropped because the socket was full."""
+    lines = [ln.split() for ln in Path("/proc/net/snmp").read_text()
+             .splitlines() if ln.startswith("Udp:")]
+    return int(dict(zip(lines[0][1:], lines[1][1:]))["RcvbufErrors"])
 
 
 def main():
     dut, ns, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     rate = float(sys.argv[4]) if len(sys.argv) > 4 else 1000
     gap = float(sys.argv[5]) if len(sys.argv) > 5 else 0.6
+    # a receiver starved of CPU must not lose datagrams in its socket
+    Path("/proc/sys/net/core/rmem_max").write_text(str(16 << 20))
     rs = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    rs.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    rs.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
+    sockdrop0 = udp_rcvbuf_errors()
     rs.bind(("0.0.0.0", 9999))
     rs.settimeout(1.0)
     dut_ip = subprocess.run(["ip", "-4", "-br", "addr", "show", "dev", dut],
@@ -139,6 +155,8 @@ def main():
     stop[0] = True
     th.join()
     res = {"changes": n, "rate": rate, "received": len(arr),
+           "socket_drops": udp_rcvbuf_errors() - sockdrop0,
+           "probe_events": len(evs),
            "lost": [], "gap_ms": [], "cmd_ms": [], "window_ms": []}
     for t0, t1 in changes:
         w = [(t, s) for t, s in arr if t0 - 0.1 <= t <= t1 + 0.5]
