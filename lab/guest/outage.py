@@ -7,7 +7,8 @@ GAP s apart. Per change: packets lost and the longest arrival gap in
 [start - 0.1 s, end + 0.5 s] of `ip link set mtu`, the command's duration
 and the receive-closed window (see window()), from kprobes.
 
-usage: outage.py DUT NS N [RATE] [GAP]   prints one JSON object
+usage: outage.py --setup                  once per boot, before loading lan743x
+       outage.py DUT NS N [RATE] [GAP]   prints one JSON object
 """
 import json
 import os
@@ -40,10 +41,12 @@ PROBES = {"rxd": "p lan743x:lan743x_rx_disable",
           "cmo": "r lan743x:lan743x_netdev_change_mtu"}
 
 
-def kprobe_on():
-    """Probe the functions that bound the receive-closed window; False if
-    not even ndo_change_mtu can be probed."""
-    (TR / "kprobe_events").write_text("")
+def kprobes_setup():
+    """Register and enable the probes once per boot, before lan743x is
+    loaded (probes on a module arm when it loads): every text patch under
+    TCG risks an int3 oops in a concurrently running CPU, so they are not
+    toggled per run. Returns the probes registered."""
+    (TR / "trace_clock").write_text("mono")
     have = []
     for name, spec in PROBES.items():
         kind, sym = spec.split()
@@ -51,23 +54,27 @@ def kprobe_on():
         try:
             os.write(fd, f"{kind}:lanw/{name} {sym}\n".encode())
             have.append(name)
-        except OSError:
-            pass    # not in this module (inlined or absent)
+        except OSError as e:
+            print(f"outage.py: no probe {name} ({e})", file=sys.stderr)
         finally:
             os.close(fd)
-    if "cmi" not in have or "cmo" not in have:
-        print("outage.py: cannot probe lan743x_netdev_change_mtu",
+    if have:
+        (TR / "events/lanw/enable").write_text("1")
+    return have
+
+
+def kprobe_on():
+    """True if kprobes_setup() ran in this boot; clears the trace."""
+    if not (TR / "events/lanw/cmi").exists():
+        print("outage.py: no lanw probes (outage.py --setup not run)",
               file=sys.stderr)
         return False
-    (TR / "trace_clock").write_text("mono")
     (TR / "trace").write_text("")
-    (TR / "events/lanw/enable").write_text("1")
     return True
 
 
 def kprobe_events():
-    """(time, probe name) of the probe hits, then remove the probes."""
-    (TR / "events/lanw/enable").write_text("0")
+    """(time, probe name) of the probe hits since kprobe_on()."""
     out = []
     for line in (TR / "trace").read_text().splitlines():
         if line.startswith("#"):
@@ -76,7 +83,6 @@ def kprobe_events():
         for i, x in enumerate(f):
             if x.endswith(":") and x[:-1] in PROBES and i > 0:
                 out.append((float(f[i - 1][:-1]), x[:-1]))
-    (TR / "kprobe_events").write_text("")
     return out
 
 
@@ -106,6 +112,8 @@ def udp_rcvbuf_errors():
 
 
 def main():
+    if sys.argv[1:] == ["--setup"]:
+        sys.exit(0 if kprobes_setup() else 1)
     dut, ns, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     rate = float(sys.argv[4]) if len(sys.argv) > 4 else 1000
     gap = float(sys.argv[5]) if len(sys.argv) > 5 else 0.6

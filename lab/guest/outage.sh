@@ -18,6 +18,8 @@ RATE=${LAN743X_OUTAGE_RATE:-1000}
 main() {
 	local m name ko dut r rc=0
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	rmmod lan743x 2>/dev/null
+	python3 "$HERE/outage.py" --setup
 	peer_setup || exit 1
 	ip -n "$NS" link set dev "$PEER" mtu 9000
 	for m in "$@"; do
