@@ -22,7 +22,11 @@ from pathlib import Path
 
 TR = Path("/sys/kernel/tracing")
 SENDER = r"""
-import socket, struct, sys, time
+import signal, socket, struct, sys, time
+def done(*_):
+    print(seq, flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, done)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 rate = float(sys.argv[2]); end = time.monotonic() + float(sys.argv[1])
 seq = 0; t0 = time.monotonic()
@@ -111,6 +115,18 @@ def udp_rcvbuf_errors():
     return int(dict(zip(lines[0][1:], lines[1][1:]))["RcvbufErrors"])
 
 
+def ethtool_stats(dut):
+    """ethtool -S counters of DUT as a dict."""
+    out = subprocess.run(["ethtool", "-S", dut], capture_output=True,
+                         text=True).stdout
+    st = {}
+    for ln in out.splitlines()[1:]:
+        k, _, v = ln.rpartition(":")
+        if v.strip().isdigit():
+            st[k.strip()] = int(v)
+    return st
+
+
 def main():
     if sys.argv[1:] == ["--setup"]:
         sys.exit(0 if kprobes_setup() else 1)
@@ -122,6 +138,7 @@ def main():
     rs = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rs.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
     sockdrop0 = udp_rcvbuf_errors()
+    st0 = ethtool_stats(dut)
     rs.bind(("0.0.0.0", 9999))
     rs.settimeout(1.0)
     dut_ip = subprocess.run(["ip", "-4", "-br", "addr", "show", "dev", dut],
@@ -157,12 +174,20 @@ def main():
         changes.append((t0, t1))
         time.sleep(max(0, gap - (t1 - t0)))
     evs = kprobe_events() if probed else []
+    time.sleep(0.5)
     snd.terminate()
-    snd.wait()
+    sent = int(snd.communicate()[0] or 0)
     time.sleep(0.5)
     stop[0] = True
     th.join()
+    st1 = ethtool_stats(dut)
     res = {"changes": n, "rate": rate, "received": len(arr),
+           "sent": sent,
+           "lost_total": sent - len({s for _, s in arr}),
+           "device_drops": {k: st1[k] - st0.get(k, 0) for k in st1
+                            if st1[k] != st0.get(k, 0) and
+                            any(w in k.lower() for w in
+                                ("drop", "err", "miss", "fifo", "discard"))},
            "socket_drops": udp_rcvbuf_errors() - sockdrop0,
            "probe_events": len(evs),
            "lost": [], "gap_ms": [], "cmd_ms": [], "window_ms": []}
