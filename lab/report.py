@@ -26,7 +26,9 @@ def metrics(rec):
     if "mem_up_kib" in rec:
         return {"KiB taken by ip link set up (free pages)": rec["mem_up_kib"],
                 "KiB of pages lan743x allocated at up":
-                    rec.get("driver_pages_up_kib")}
+                    rec.get("driver_pages_up_kib"),
+                "KiB of pages into lan743x page_pools at up":
+                    rec.get("page_pool_up_kib")}
     t = rec.get("trace", {})
 
     def dma(event, kind):

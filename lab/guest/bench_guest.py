@@ -308,22 +308,38 @@ def driver_orders(text):
             "dropped": int(dropped.group(1)) if dropped else None}
 
 
+PP_HOLD = "hist:keys=common_pid:vals=hitcount"
+
+
 def driver_kib_during(fn):
     """Run fn(); return (its result, KiB of pages allocated with lan743x on
-    the stack meanwhile, or None without hist triggers)."""
+    the stack meanwhile, KiB of pages that entered a page_pool meanwhile),
+    None where the kernel has no hist triggers. page_pool fills its cache
+    with alloc_pages_bulk(), which does not fire kmem:mm_page_alloc, so its
+    pages are counted by page_pool:page_pool_state_hold instead."""
     trig = TRACEFS / "events/kmem/mm_page_alloc/trigger"
+    hold = TRACEFS / "events/page_pool/page_pool_state_hold/trigger"
     try:
         trig.write_text(Tracer.HIST)
     except OSError:
-        return fn(), None
+        return fn(), None, None
+    try:
+        hold.write_text(PP_HOLD)
+    except OSError:
+        hold = None
     try:
         res = fn()
         text = (trig.parent / "hist").read_text(errors="replace")
+        htext = (hold.parent / "hist").read_text() if hold else ""
     finally:
         trig.write_text("!" + Tracer.HIST)
+        if hold:
+            hold.write_text("!" + PP_HOLD)
     page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
     orders = driver_orders(text)["orders"]
-    return res, sum(n * (page_kib << int(o)) for o, n in orders.items())
+    held = sum(int(n) for n in re.findall(r"hitcount:\s*(\d+)", htext))
+    return (res, sum(n * (page_kib << int(o)) for o, n in orders.items()),
+            held * page_kib if hold else None)
 
 
 def free_kib():
@@ -487,7 +503,7 @@ def main():
                 # RX/TX rings and RX buffers of every channel
                 sh(["ip", "link", "set", dut, "mtu", "1500"])
                 free0 = free_kib()
-                up, drv_kib = driver_kib_during(net.dut_up)
+                up, drv_kib, pp_kib = driver_kib_during(net.dut_up)
                 if not up:
                     log(f"{name}: peer unreachable, cell skipped")
                 free1 = free_kib()
@@ -495,10 +511,12 @@ def main():
                                     "dir": "up", "packets": 0,
                                     "mem_up_kib": free0 - free1,
                                     "driver_pages_up_kib": drv_kib,
+                                    "page_pool_up_kib": pp_kib,
                                     "rep": rep, "module": name,
                                     "tag": args.tag}) + "\n")
                 log(f"  {name}: ip link set up took {free0 - free1} KiB "
-                    f"(pages allocated by lan743x: {drv_kib} KiB)")
+                    f"(pages allocated by lan743x: {drv_kib} KiB, "
+                    f"pages into its page_pools: {pp_kib} KiB)")
                 tracer = Tracer(dut, pci)
                 for cell in cells:
                     log(f"rep {rep}/{args.reps} {name} {cell}")
