@@ -126,7 +126,7 @@ main() {
 	local runs errs bytes
 	runs=$(grep -c '^run' /tmp/soak-traffic.log)
 	errs=$(grep -c '^run [0-9]* error' /tmp/soak-traffic.log)
-	bytes=$(awk '{s += $4} END {printf "%d", s}' /tmp/soak-traffic.log)
+	bytes=$(awk '{s += $4} END {printf "%.0f", s}' /tmp/soak-traffic.log)
 	[ "$errs" = 0 ] && [ "$bytes" -gt 0 ] &&
 		ok "traffic: $runs iperf3 runs, $bytes bytes received, no run failed" ||
 		bad "traffic: $errs of $runs iperf3 runs failed ($bytes bytes)"
