@@ -172,6 +172,9 @@ def main():
         env = dict(os.environ, KERNEL=str(obj / "arch/x86/boot/bzImage"),
                    MODDIR=str(obj / "mods"), QEMU=qemu, QMP_SOCK=sock,
                    VM_RWDIR=str(out),
+                   # the default 30 min of lab/vm.sh is too short for
+                   # many modules x cells x reps under TCG
+                   VM_TIMEOUT=os.environ.get("VM_TIMEOUT", "14400"),
                    VM_APPEND="swiotlb=force" if sw == "force" else "")
         progress(f"booting the VM (swiotlb={sw}); {args.reps} reps")
         rc = subprocess.run(["bash", str(LAB / "vm.sh"), "--"] + guest,
