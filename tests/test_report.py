@@ -1,0 +1,39 @@
+"""lab/report.py: figures counted from trace lines are dropped, not
+under-reported, when the trace ring buffer overran."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab"))
+from report import metrics  # noqa: E402
+
+
+def record(overrun):
+    return {"cell": "tcp-rx-1500", "packets": 1000, "mbit_s": 500.0,
+            "cpu_busy_ticks": 10,
+            "trace": {"trace_overrun": overrun, "napi_polls": 100,
+                      "napi_work": 1000, "napi_full_budget": 5,
+                      "dma_map_page_from_device_calls": 50,
+                      "dma_map_page_from_device_bytes": 75000,
+                      "page_alloc_orders_global": {"0": 300, "3": 2},
+                      "page_pool_hold": 40,
+                      "driver_page_allocs": {"orders": {"0": 7, "2": 1}}}}
+
+
+def test_trace_figures_without_overrun():
+    m = metrics(record(0))
+    assert m["dma map calls/pkt"] == 0.05
+    assert m["map bytes/pkt"] == 75
+    assert m["NAPI polls/pkt"] == 0.1
+    assert m["page_pool new pages/pkt"] == 0.04
+    assert m["driver order>0 allocs/pkt"] == 0.001
+
+
+def test_overrun_drops_trace_figures_keeps_histogram():
+    m = metrics(record(12345))
+    for k in ("dma map calls/pkt", "map bytes/pkt", "NAPI polls/pkt",
+              "work/poll"):
+        assert m[k] is None, k
+    assert "page_pool new pages/pkt" not in m
+    # the in-kernel histogram does not go through the ring buffer
+    assert m["driver page allocs/pkt"] == 0.008
+    assert m["Mbit/s"] == 500.0
