@@ -114,6 +114,7 @@ typedef struct L7Counters {
     uint64_t tx_tso_segments;
     uint64_t tx_csum_offload;
     uint64_t rx_no_desc_stalls;
+    uint64_t rx_fifo_holds;
     uint64_t rx_drop_no_desc;
     uint64_t rx_drop_size;
     uint64_t rx_drop_filter;
@@ -1081,10 +1082,14 @@ static void l7_stat_frame(Lan7430State *s, bool rx, const uint8_t *p,
 /* ------------------------------------------------------------------------ */
 /* receive                                                                   */
 
-static bool l7_rx_channel_ready(Lan7430State *s, int ch)
+static bool l7_rx_fifo_enabled(Lan7430State *s, int ch)
+{
+    return s->fct_rx_en & (1u << (28 + ch));
+}
+
+static bool l7_rx_dma_ready(Lan7430State *s, int ch)
 {
     return (s->dmac_run & L7_DMAC_CMD_START_R(ch)) &&
-           (s->fct_rx_en & (1u << (28 + ch))) &&
            (l7_reg(s, L7_RX_CFG_B(ch)) & L7_RX_CFG_B_RING_LEN_MASK) > 1;
 }
 
@@ -1320,11 +1325,23 @@ static ssize_t l7_receive_frame(Lan7430State *s, const uint8_t *buf,
         return size;
     }
     ch = l7_rss_channel(s, f, len);
-    if (!l7_rx_channel_ready(s, ch)) {
+    if (!l7_rx_fifo_enabled(s, ch)) {
         s->cnt.rx_drop_disabled++;
         l7_stat_add(s, L7_STAT_RX_DROPPED, 1);
         trace_lan743x_rx_drop("channel-stopped", size);
         return size;
+    }
+    if (!l7_rx_dma_ready(s, ch)) {
+        /*
+         * FIFO enabled, DMA channel stopped: the frame waits in the FIFO
+         * until the channel starts, as it does for a full ring (FIFO plus
+         * flow control, not modelled byte by byte); disabling the FIFO
+         * drops it.
+         */
+        s->rx_blocked = true;
+        s->cnt.rx_fifo_holds++;
+        trace_lan743x_rx_fifo_hold(ch, size);
+        return 0;
     }
 
     /* FCS */
@@ -2612,6 +2629,7 @@ static char *lan7430_get_counters(Object *obj, Error **errp)
     J(tx_tso_segments);
     J(tx_csum_offload);
     J(rx_no_desc_stalls);
+    J(rx_fifo_holds);
     J(rx_drop_no_desc);
     J(rx_drop_size);
     J(rx_drop_filter);

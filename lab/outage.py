@@ -22,7 +22,12 @@ from bench import LAB, ROOT, build_modules, out_of, progress  # noqa: E402
 from report import fmt, reduce  # noqa: E402
 
 ROWS = [("lost", "lost packets"), ("gap_ms", "longest gap, ms"),
-        ("window_ms", "receive closed, ms"), ("cmd_ms", "ip link set mtu, ms")]
+        ("window_ms", "RX channel stopped, ms (*)"),
+        ("cmd_ms", "ip link set mtu, ms")]
+NOTE = ("(*) kprobes: first lan743x_rx_dma_stop() to the last "
+        "lan743x_rx_dma_start() return (DMA stopped, FIFO on), else first "
+        "lan743x_rx_disable() to the last lan743x_rx_enable() return, else "
+        "the whole ndo_change_mtu (6.12: MAC RX stop, an upper bound)")
 
 
 def table(res, names):
@@ -44,7 +49,17 @@ def table(res, names):
                      f"{o['order_gt0_softirq']} ({o['received']} frames)")
     lines.append("| order>0 allocs in softirq, 3 s jumbo RX after "
                  "1500->9000 | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    lost, dev = [], []
+    for m in names:
+        runs = res["outage"].get(m, [])
+        lost.append(f"{sum(r['lost_total'] for r in runs)} of "
+                    f"{sum(r['sent'] for r in runs)}")
+        dev.append(str(sum(sum(r["device_drops"].values()) for r in runs)))
+    lines.append("| lost in all runs (sent - received) | " + " | ".join(lost)
+                 + " |")
+    lines.append("| device drop/error counters (ethtool -S) | "
+                 + " | ".join(dev) + " |")
+    return "\n".join(lines + ["", NOTE])
 
 
 def main():

@@ -843,6 +843,39 @@ static void test_counters_rx_no_desc(void)
     ctx_fini(&c);
 }
 
+/*
+ * DMA channel stopped with its FIFO enabled: the frame waits (the FIFO),
+ * the channel's start delivers it; with the FIFO disabled it is dropped.
+ */
+static void test_rx_fifo_hold(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    make_frame(f, sizeof(f));
+
+    wr(&c, DMAC_CMD, 1u << 0);                  /* STOP_R(0) */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_fifo_holds", 1));
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    g_assert_cmpint(cnt(&c, "rx_drop_disabled"), ==, 0);
+    wr(&c, DMAC_CMD, 1u << 4);                  /* START_R(0) */
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 1);
+
+    /* FIFO held a frame, then is disabled: the frame is dropped */
+    wr(&c, DMAC_CMD, 1u << 0);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_fifo_holds", 2));
+    wr(&c, FCT_RX_CTL, 1u << 24);               /* DIS(0) */
+    g_assert_true(wait_cnt(&c, "rx_drop_disabled", 1));
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 1);
+    ctx_fini(&c);
+}
+
 static void build_ipv4_udp(uint8_t *f, size_t len, bool good_ipcsum)
 {
     make_frame(f, len);
@@ -1298,6 +1331,7 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/msix-vector-map", test_msix_vector_map);
     qtest_add_func("lan7430/counters-rx", test_counters_rx);
     qtest_add_func("lan7430/counters-rx-no-desc", test_counters_rx_no_desc);
+    qtest_add_func("lan7430/rx-fifo-hold", test_rx_fifo_hold);
     qtest_add_func("lan7430/counters-rx-csum", test_counters_rx_csum);
     qtest_add_func("lan7430/counters-tx", test_counters_tx);
     qtest_add_func("lan7430/counters-irq-moderated",

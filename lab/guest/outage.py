@@ -5,7 +5,7 @@ A UDP stream of RATE packets/s with sequence numbers goes from the peer
 (network namespace NS) to the DUT through N MTU changes 1500 <-> 9000,
 GAP s apart. Per change: packets lost and the longest arrival gap in
 [start - 0.1 s, end + 0.5 s] of `ip link set mtu`, the command's duration
-and the receive-closed window (see window()), from kprobes.
+and the window a receive channel was stopped (see window()), from kprobes.
 
 usage: outage.py --setup                  once per boot, before loading lan743x
        outage.py DUT NS N [RATE] [GAP]   prints one JSON object
@@ -39,7 +39,9 @@ print(seq)
 """
 
 
-PROBES = {"rxd": "p lan743x:lan743x_rx_disable",
+PROBES = {"dms": "p lan743x:lan743x_rx_dma_stop",
+          "dme": "r lan743x:lan743x_rx_dma_start",
+          "rxd": "p lan743x:lan743x_rx_disable",
           "rxe": "r lan743x:lan743x_rx_enable",
           "cmi": "p lan743x:lan743x_netdev_change_mtu",
           "cmo": "r lan743x:lan743x_netdev_change_mtu"}
@@ -91,20 +93,20 @@ def kprobe_events():
 
 
 def window(evs, t0, t1):
-    """ms the receive path was closed during one change: from the first
-    lan743x_rx_disable() to the return of the last lan743x_rx_enable(), or,
-    when the change did not restart the channels (6.12 only stops and
-    restarts MAC RX, inside ndo_change_mtu), the whole ndo_change_mtu call,
-    an upper bound. None if the probes saw no call."""
+    """ms a receive channel was stopped during one change: from the first
+    lan743x_rx_dma_stop() to the return of the last lan743x_rx_dma_start()
+    (the series: DMA channels stopped one at a time, their FIFOs keep
+    receiving), else from the first lan743x_rx_disable() to the return of
+    the last lan743x_rx_enable() (FIFO and DMA stopped), else, when the
+    change did not restart the channels (6.12 only stops and restarts MAC
+    RX, inside ndo_change_mtu), the whole ndo_change_mtu call, an upper
+    bound. None if the probes saw no call."""
     ev = [(t, n) for t, n in evs if t0 <= t <= t1]
-    rxd = [t for t, n in ev if n == "rxd"]
-    rxe = [t for t, n in ev if n == "rxe"]
-    if rxd and rxe:
-        return (max(rxe) - min(rxd)) * 1000
-    cmi = [t for t, n in ev if n == "cmi"]
-    cmo = [t for t, n in ev if n == "cmo"]
-    if cmi and cmo:
-        return (max(cmo) - min(cmi)) * 1000
+    for start, end in (("dms", "dme"), ("rxd", "rxe"), ("cmi", "cmo")):
+        ts = [t for t, n in ev if n == start]
+        te = [t for t, n in ev if n == end]
+        if ts and te:
+            return (max(te) - min(ts)) * 1000
     return None
 
 
