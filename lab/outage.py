@@ -21,6 +21,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import LAB, ROOT, build_modules, out_of, progress  # noqa: E402
 from report import fmt, reduce  # noqa: E402
 
+#: emulator counters read over QMP after each repetition: frames that
+#: waited in a channel's FIFO while its DMA was stopped, frames dropped
+#: because the receiver or the channel's FIFO was off
+MODEL = ("rx_fifo_holds", "rx_drop_disabled")
+
 ROWS = [("lost", "lost packets"), ("gap_ms", "longest gap, ms"),
         ("window_ms", "RX channel stopped, ms (*)"),
         ("cmd_ms", "ip link set mtu, ms")]
@@ -59,7 +64,25 @@ def table(res, names):
                  + " |")
     lines.append("| device drop/error counters (ethtool -S) | "
                  + " | ".join(dev) + " |")
+    for key in MODEL:
+        cells = []
+        for m in names:
+            v = [r.get("model", {}).get(key) for r in res["outage"].get(m, [])]
+            cells.append("n/a" if not v or None in v else str(sum(v)))
+        lines.append(f"| emulator {key} | " + " | ".join(cells) + " |")
     return "\n".join(lines + ["", NOTE])
+
+
+def model_counters(sock):
+    """MODEL counters of the emulated device, or None if QMP fails."""
+    try:
+        from qmp import Dut
+        with Dut(sock) as dut:
+            c = dut.counters()
+        return {k: c[k] for k in MODEL}
+    except Exception as e:  # noqa: BLE001 - the figures are optional
+        progress(f"no emulator counters over QMP: {e}")
+        return None
 
 
 def main():
@@ -88,19 +111,33 @@ def main():
                VM_VERBOSE="1")  # the kernel console in guest.log
     progress(f"booting the VM: {len(names)} modules, {args.reps} x "
              f"{args.changes} changes each")
-    p = subprocess.run(["bash", str(LAB / "vm.sh"), "--", "bash",
-                        str(LAB / "guest" / "outage.sh")] +
-                       [f"{m}={mods[m]}" for m in names],
-                       env=env, stdout=subprocess.PIPE, text=True)
-    (out / "guest.log").write_text(p.stdout)
+    env["QMP_SOCK"] = sock = str(out / "qmp.sock")
+    p = subprocess.Popen(["bash", str(LAB / "vm.sh"), "--", "bash",
+                          str(LAB / "guest" / "outage.sh")] +
+                         [f"{m}={mods[m]}" for m in names],
+                         env=env, stdout=subprocess.PIPE, text=True)
     res = {"outage": {}, "order": {}, "modules": mods,
            "changes": args.changes, "reps": args.reps, "rate": args.rate}
-    for line in p.stdout.splitlines():
-        f = line.split(" ", 2)
+    log, last = [], None
+    for line in p.stdout:
+        log.append(line)
+        f = line.rstrip("\n").split(" ", 2)
         if len(f) == 3 and f[0] == "OUTAGE":
-            res["outage"].setdefault(f[1], []).append(json.loads(f[2]))
+            r = json.loads(f[2])
+            # the counters' growth since the previous repetition (the
+            # first: since the VM started) is this repetition's
+            now = model_counters(sock)
+            if now is not None and last is not None:
+                r["model"] = {k: now[k] - last[k] for k in MODEL}
+            elif now is not None:
+                r["model"] = dict(now)
+            last = now
+            res["outage"].setdefault(f[1], []).append(r)
         elif len(f) == 3 and f[0] == "ORDER":
             res["order"][f[1]] = json.loads(f[2])
+            last = model_counters(sock)
+    p.wait()
+    (out / "guest.log").write_text("".join(log))
     (out / "outage.json").write_text(json.dumps(res, indent=1))
     missing = [m for m in names if m not in res["outage"]]
     if p.returncode or missing:
