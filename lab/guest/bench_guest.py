@@ -123,25 +123,15 @@ class Tracer:
     HIST = "hist:keys=common_stacktrace,order:vals=hitcount:size=8192"
 
     def hist_start(self):
-        trig = TRACEFS / "events/kmem/mm_page_alloc/trigger"
-        self.hist = None
-        if not trig.exists():
-            return
-        try:
-            trig.write_text(self.HIST)
-            self.hist = trig
-        except OSError as e:
-            log(f"note: no stack histogram of page allocations ({e})")
+        self.hist = HistTrigger("kmem/mm_page_alloc", self.HIST)
+        if self.hist.trig.exists():
+            err = self.hist.start()
+            if err:
+                log(f"note: no stack histogram of page allocations ({err})")
 
     def hist_stop(self):
-        if not self.hist:
-            return None
-        text = (self.hist.parent / "hist").read_text(errors="replace")
-        try:
-            self.hist.write_text("!" + self.HIST)
-        except OSError:
-            pass
-        return driver_orders(text)
+        text = self.hist.stop()
+        return None if text is None else driver_orders(text)
 
     def stop(self):
         if not self.ok:
@@ -295,6 +285,37 @@ class Net:
         return False
 
 
+class HistTrigger:
+    """An in-kernel histogram (hist trigger) on one trace event: set by
+    start(), read and removed by stop()."""
+
+    def __init__(self, event, spec):
+        self.trig = TRACEFS / "events" / event / "trigger"
+        self.spec = spec
+        self.on = False
+
+    def start(self):
+        """Set the trigger; None, or the OSError if the kernel refused."""
+        try:
+            self.trig.write_text(self.spec)
+        except OSError as e:
+            return e
+        self.on = True
+        return None
+
+    def stop(self):
+        """The histogram's text, or None if start() did not set it."""
+        if not self.on:
+            return None
+        text = (self.trig.parent / "hist").read_text(errors="replace")
+        try:
+            self.trig.write_text("!" + self.spec)
+        except OSError:
+            pass
+        self.on = False
+        return text
+
+
 def driver_orders(text):
     """Allocations with lan743x on the stack, by order, from the text of a
     Tracer.HIST histogram."""
@@ -317,29 +338,22 @@ def driver_kib_during(fn):
     None where the kernel has no hist triggers. page_pool fills its cache
     with alloc_pages_bulk(), which does not fire kmem:mm_page_alloc, so its
     pages are counted by page_pool:page_pool_state_hold instead."""
-    trig = TRACEFS / "events/kmem/mm_page_alloc/trigger"
-    hold = TRACEFS / "events/page_pool/page_pool_state_hold/trigger"
-    try:
-        trig.write_text(Tracer.HIST)
-    except OSError:
+    allocs = HistTrigger("kmem/mm_page_alloc", Tracer.HIST)
+    hold = HistTrigger("page_pool/page_pool_state_hold", PP_HOLD)
+    if allocs.start():
         return fn(), None, None
-    try:
-        hold.write_text(PP_HOLD)
-    except OSError:
-        hold = None
+    hold.start()
     try:
         res = fn()
-        text = (trig.parent / "hist").read_text(errors="replace")
-        htext = (hold.parent / "hist").read_text() if hold else ""
     finally:
-        trig.write_text("!" + Tracer.HIST)
-        if hold:
-            hold.write_text("!" + PP_HOLD)
+        text = allocs.stop()
+        htext = hold.stop()
     page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
     orders = driver_orders(text)["orders"]
-    held = sum(int(n) for n in re.findall(r"hitcount:\s*(\d+)", htext))
+    held = None if htext is None else page_kib * sum(
+        int(n) for n in re.findall(r"hitcount:\s*(\d+)", htext))
     return (res, sum(n * (page_kib << int(o)) for o, n in orders.items()),
-            held * page_kib if hold else None)
+            held)
 
 
 def free_kib():
