@@ -2,7 +2,8 @@
 SHELL := /bin/bash
 PY ?= python3
 CHECKS ?=
-PATCHES ?= patches
+PATCHES ?=
+STACK ?=
 
 .PHONY: help setup tree export check kernel qemu unit test bench soak outage
 
@@ -10,9 +11,9 @@ help:
 	@echo "make bench   main job: build, boot the emulated LAN7430, A/B bench, table"
 	@echo "make test    every test: series checks, lab unit tests, qtests, VM tests"
 	@echo "make setup   install Debian and PyPI packages the lab needs"
-	@echo "make tree    build/linux = pinned base + patches/ (git repo, tag 'base')"
-	@echo "make export  rewrite patches/ from build/linux base..HEAD"
-	@echo "make check   per-patch netdev checks (W=1, sparse, ARM, checkpatch, ...)"
+	@echo "make tree    build/STACK/linux = base + parent stacks + patches/STACK (STACK=net-next default)"
+	@echo "make export  rewrite patches/STACK from build/STACK/linux"
+	@echo "make check   per-patch netdev checks of every stack (STACK=... for one)"
 	@echo "make kernel  build the x86_64 guest kernel (cached)"
 	@echo "make qemu    build QEMU with the lan7430 device model (cached)"
 	@echo "make outage  outage of live MTU changes, upstream vs series"
@@ -22,13 +23,13 @@ setup:
 	@bash lab/setup.sh
 
 tree: setup
-	@bash lab/tree.sh
+	@$(if $(STACK),STACK=$(STACK)) bash lab/tree.sh
 
 export:
-	@bash lab/export.sh
+	@$(if $(STACK),STACK=$(STACK)) bash lab/export.sh
 
 check: setup
-	@$(PY) lab/check.py --patches $(PATCHES) $(if $(CHECKS),--checks $(CHECKS))
+	@$(PY) lab/check.py $(if $(STACK),--stack $(STACK)) $(if $(PATCHES),--patches $(PATCHES)) $(if $(CHECKS),--checks $(CHECKS))
 
 kernel: setup
 	@bash lab/kbuild.sh kernel guest
@@ -40,7 +41,7 @@ unit: setup
 	@$(PY) -m pytest -q tests
 
 test: setup
-	@$(PY) lab/check.py --patches $(PATCHES)
+	@$(PY) lab/check.py
 	@$(PY) -m pytest -q -rs tests
 
 bench: setup

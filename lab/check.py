@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""NIPA-style per-patch checks of the series (``make check``).
+"""NIPA-style per-patch checks of the stacks (``make check``).
 
-For patch i the tree is base + patches 1..i. On it we run, in order:
+Every stack of lab.conf (or those named with --stack) is checked on its
+own base, after its parent stacks' patches (net-next on 7.3 + net). For
+patch i of a stack the tree is that start + patches 1..i. On it we run, in
+order:
 
   build-x86   lan743x built for x86_64 with W=1 (the guest config)
   sparse      sparse (C=2) over the lan743x files
@@ -51,6 +54,15 @@ def run(cmd, cwd=None, env=None, check=False):
     if check and p.returncode:
         sys.exit(f"error: {' '.join(cmd)} failed:\n{p.stdout}")
     return p.returncode, p.stdout
+
+
+def lab_conf(stack, expr):
+    """Evaluate a shell expression with common.sh loaded for STACK."""
+    rc, out = run(["bash", "-c", f'. "{LAB}/common.sh" && {expr}'],
+                  env=dict(os.environ, STACK=stack))
+    if rc:
+        sys.exit(out.rstrip())
+    return out.strip()
 
 
 def kbuild(*args):
@@ -264,6 +276,15 @@ class Checker:
         git(src, "am", "--abort", check=False)
         git(src, "checkout", "-q", "-f", "base")
         git(src, "clean", "-fdq")
+        for patch in self.args.parents:
+            rc, out = run(["git", "-C", str(src), "am", "-q", patch])
+            if rc:
+                git(src, "am", "--abort", check=False)
+                git(src, "checkout", "-q", "-f", "base")
+                print(f"FAIL {Path(patch).name} apply (parent stack)")
+                self.passed, self.failed = 0, 1
+                print(f"check: 0 passed, 1 failed ({len(patches)} patches)")
+                return 1
         prev = {}
         for i, patch in enumerate([None] + patches):
             if patch is not None:
@@ -277,7 +298,7 @@ class Checker:
                     break
                 files = self.touched(patch)
             else:
-                name = "base"
+                name = "base" + (" + parents" if self.args.parents else "")
                 files = []
             # files whose kernel-doc/coccinelle results we compare:
             # those the *next* patch touches are measured on this state
@@ -325,14 +346,16 @@ class Checker:
             prev = cur
         git(src, "checkout", "-q", "-f", "base")
         failed = [r for r in results if not r[2]]
-        print(f"check: {len(results) - len(failed)} passed, "
-              f"{len(failed)} failed ({len(patches)} patches, "
-              f"{int(time.time() - T0)}s)")
+        self.passed, self.failed = len(results) - len(failed), len(failed)
+        print(f"check {self.args.stack}: {self.passed} passed, "
+              f"{self.failed} failed ({len(patches)} patches, "
+              f"{int(time.time() - T0)}s)", flush=True)
         return 1 if failed else 0
 
     def report(self, r, secs=None):
         name, check, ok, det = r
-        print(f"{'PASS' if ok else 'FAIL'} {name} {check}", flush=True)
+        print(f"{'PASS' if ok else 'FAIL'} {self.args.stack}/{name} {check}",
+              flush=True)
         for d in det[:40]:
             print(f"    {d}", flush=True)
 
@@ -342,10 +365,54 @@ def series(pdir):
                   if not p.name.startswith("0000-"))
 
 
+def check_stack(args, stack, patches_dir=None):
+    """Check one stack on its base; returns (passed, failed, rc)."""
+    args = argparse.Namespace(**vars(args))
+    args.stack = stack
+    os.environ["STACK"] = stack
+    os.environ.pop("LAB_BASE", None)
+    base = lab_conf(stack, 'echo "$LAB_BASE"')
+    if patches_dir is None:
+        args.patches = series(ROOT / "patches" / stack)
+        args.parents = lab_conf(stack, "parent_series").split()
+    else:
+        args.stack = f"{stack}:{Path(patches_dir).name}"
+        args.patches = series(patches_dir)
+        args.parents = []
+    if not args.patches:
+        print(f"check {args.stack}: no patches: nothing to check")
+        return 0, 0, 0
+    # One user of a base's cached source tree at a time (kbuild.sh takes
+    # the same lock; our children are told we hold it).
+    cache = Path(os.environ.get("LAN743X_LAB_CACHE",
+                                Path.home() / ".cache" / "lan743x-lab"))
+    cache.mkdir(parents=True, exist_ok=True)
+    lock = open(cache / f"src-{base}.lock", "w")
+    import fcntl
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        progress(f"waiting for another build using the {base} source tree")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    os.environ["LAN743X_SRC_LOCKED"] = "1"
+    try:
+        c = Checker(args)
+        rc = c.run()
+        return c.passed, c.failed, rc
+    finally:
+        os.environ.pop("LAN743X_SRC_LOCKED", None)
+        lock.close()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--patches", default=str(ROOT / "patches"),
-                    help="directory of the series (default: patches/)")
+    ap.add_argument("--stack", default="",
+                    help="comma-separated stacks to check (default: all "
+                    "of lab.conf's STACKS, each on its base)")
+    ap.add_argument("--patches", default=None,
+                    help="check this directory of patches instead, on the "
+                    "base of --stack (default: the default stack), without "
+                    "parents (lab fixtures)")
     ap.add_argument("--checks", default=",".join(CHECKS),
                     help="comma-separated subset of " + ",".join(CHECKS))
     args = ap.parse_args()
@@ -353,11 +420,14 @@ def main():
     bad = [c for c in args.checks if c not in CHECKS]
     if bad:
         sys.exit(f"error: unknown check(s) {bad}; known: {CHECKS}")
-    args.patches = series(args.patches)
-    if not args.patches:
-        print("check: no patches in the series: nothing to check")
-        print("check: 0 passed, 0 failed (0 patches)")
-        return 0
+    all_stacks = lab_conf(os.environ.get("STACK", "") or "net-next",
+                          'echo "$STACKS"').split()
+    stacks = [s for s in args.stack.split(",") if s] or (
+        [os.environ.get("STACK") or lab_conf("net-next", 'echo "$STACK_DEFAULT"')]
+        if args.patches else all_stacks)
+    unknown = [s for s in stacks if s not in all_stacks]
+    if unknown:
+        sys.exit(f"error: unknown stack(s) {unknown}; lab.conf has {all_stacks}")
     for tool in ["git", "make", "gcc", "sparse", "arm-linux-gnueabihf-gcc",
                  "spatch", "perl"]:
         need = {"sparse": "sparse", "build-arm": "arm-linux-gnueabihf-gcc",
@@ -367,20 +437,16 @@ def main():
             continue
         if subprocess.run(["which", tool], capture_output=True).returncode:
             sys.exit(f"error: '{tool}' not found; run 'make setup' first")
-    # One user of the cached source tree at a time (kbuild.sh takes the
-    # same lock; our children are told we hold it).
-    cache = Path(os.environ.get("LAN743X_LAB_CACHE",
-                                Path.home() / ".cache" / "lan743x-lab"))
-    cache.mkdir(parents=True, exist_ok=True)
-    lock = open(cache / "src.lock", "w")
-    import fcntl
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        progress("waiting for another build using the source tree")
-        fcntl.flock(lock, fcntl.LOCK_EX)
-    os.environ["LAN743X_SRC_LOCKED"] = "1"
-    return Checker(args).run()
+    passed = failed = npatches = 0
+    rc = 0
+    for stack in stacks:
+        p, f, r = check_stack(args, stack, args.patches)
+        passed, failed, rc = passed + p, failed + f, rc or r
+        npatches += len(series(args.patches or ROOT / "patches" / stack))
+    print(f"check: {passed} passed, {failed} failed ({npatches} patches in "
+          f"{len(stacks)} stack{'s' if len(stacks) > 1 else ''}, "
+          f"{int(time.time() - T0)}s)")
+    return rc
 
 
 if __name__ == "__main__":

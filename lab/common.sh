@@ -1,5 +1,9 @@
 # shellcheck shell=bash
 # Common definitions for the lab's shell scripts. Source, don't run.
+#
+# STACK (default: lab.conf's STACK_DEFAULT) selects the series worked on:
+# patches/$STACK, its parent stacks and its base. LAB_BASE overrides the
+# base for commands that need no stack (kernel builds of one base).
 set -euo pipefail
 
 LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -8,10 +12,44 @@ ROOT_DIR=$(cd "$LAB_DIR/.." && pwd)
 . "$LAB_DIR/lab.conf"
 
 CACHE=${LAN743X_LAB_CACHE:-$HOME/.cache/lan743x-lab}
-TREE=${LAN743X_TREE:-$ROOT_DIR/build/linux}
-PATCHES=${LAN743X_PATCHES:-$ROOT_DIR/patches}
 _T0=${_T0:-$(date +%s)}
 export _T0
+
+# conf_get KIND NAME FIELD: lab.conf's KIND_<NAME>_FIELD ('.', '-' -> '_')
+conf_get() {
+	local n="$1_${2//[.-]/_}_$3"
+	echo "${!n-}"
+}
+
+STACK=${STACK:-$STACK_DEFAULT}
+case " $STACKS " in
+*" $STACK "*) ;;
+*) echo "error: unknown STACK '$STACK' (lab.conf: $STACKS)" >&2; exit 1 ;;
+esac
+LAB_BASE=${LAB_BASE:-$(conf_get STACK "$STACK" BASE)}
+case " $BASES " in
+*" $LAB_BASE "*) ;;
+*) echo "error: unknown base '$LAB_BASE' (lab.conf: $BASES)" >&2; exit 1 ;;
+esac
+export STACK LAB_BASE
+
+# select_base BASE: set the BASE_* variables for one of lab.conf's bases
+select_base() {
+	BASE_MAJOR=$1
+	BASE_PKG=$(conf_get BASE "$1" PKG)
+	BASE_SUITE=$(conf_get BASE "$1" SUITE)
+	BASE_CHECKED=$(conf_get BASE "$1" CHECKED)
+	if [ -n "$BASE_SUITE" ]; then
+		BASE_DEBS=$CACHE/debian/$BASE_PKG
+		BASE_TARBALL=$BASE_DEBS/root/usr/src/$BASE_PKG.tar.xz
+	else
+		BASE_TARBALL=/usr/src/$BASE_PKG.tar.xz
+	fi
+}
+select_base "$LAB_BASE"
+SERIES_PREFIX=$(conf_get STACK "$STACK" PREFIX)
+TREE=${LAN743X_TREE:-$ROOT_DIR/build/$STACK/linux}
+PATCHES=${LAN743X_PATCHES:-$ROOT_DIR/patches/$STACK}
 
 die() { echo "error: $*" >&2; exit 1; }
 # progress MSG: one line with the elapsed time since the lab command started
@@ -24,25 +62,80 @@ need() {
 	done
 }
 
-# base_version: the linux-source-6.12 package version installed, checked.
+# apt_private ARGS...: apt-get/apt-cache options that read only the lab's
+# own source list for $BASE_SUITE (the system's suites are not touched)
+apt_private() {
+	local d=$CACHE/apt/$BASE_SUITE
+	echo "-o Dir::Etc::SourceList=$d/lab.sources -o Dir::Etc::SourceParts=/dev/null" \
+		"-o Dir::State::Lists=$d/lists -o Dir::Cache=$d/cache" \
+		"-o Debug::NoLocking=1"
+}
+
+# fetch_base: bring the newest $BASE_PKG of $BASE_SUITE into the cache
+# (apt-get download + dpkg-deb -x of the tarball only). Needs the network;
+# without it the version already in the cache is kept, with a note.
+fetch_base() {
+	local d=$CACHE/apt/$BASE_SUITE v have deb tmp
+	[ -n "$BASE_SUITE" ] || return 0
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$BASE_DEBS"
+	cat >"$d/lab.sources" <<EOS
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: $BASE_SUITE
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOS
+	have=$(cat "$BASE_DEBS/version" 2>/dev/null || true)
+	# shellcheck disable=SC2046
+	if ! apt-get $(apt_private) update -qq >/dev/null 2>&1; then
+		[ -n "$have" ] || die "cannot fetch the $BASE_SUITE package lists for $BASE_PKG (network?)"
+		echo "note: $BASE_SUITE not reachable, keeping $BASE_PKG $have" >&2
+		return 0
+	fi
+	# shellcheck disable=SC2046
+	v=$(apt-cache $(apt_private) madison "$BASE_PKG" | awk '{print $3; exit}')
+	[ -n "$v" ] || die "$BASE_PKG not found in $BASE_SUITE"
+	[ "$v" != "$have" ] || [ ! -r "$BASE_TARBALL" ] || return 0
+	progress "downloading $BASE_PKG $v from $BASE_SUITE"
+	tmp=$(mktemp -d "$BASE_DEBS/dl.XXXXXX")
+	# shellcheck disable=SC2046
+	(cd "$tmp" && apt-get $(apt_private) download -qq "$BASE_PKG=$v" >/dev/null 2>&1) ||
+		{ rm -rf "$tmp"; die "apt-get download $BASE_PKG=$v failed"; }
+	deb=$(ls "$tmp"/*.deb)
+	mkdir -p "$tmp/root"
+	dpkg-deb --fsys-tarfile "$deb" |
+		tar -x -C "$tmp/root" "./usr/src/$BASE_PKG.tar.xz" ||
+		{ rm -rf "$tmp"; die "unpacking $deb failed"; }
+	rm -rf "$BASE_DEBS/root"
+	mv "$tmp/root" "$BASE_DEBS/root"
+	rm -rf "$tmp"
+	echo "$v" >"$BASE_DEBS/version"
+}
+
+# base_version: the version of the base package in use, checked.
 base_version() {
 	local v
-	v=$(dpkg-query -W -f='${Version}' "$BASE_PKG" 2>/dev/null) ||
-		die "$BASE_PKG is not installed; run 'make setup' (apt-get install $BASE_PKG)"
+	if [ -n "$BASE_SUITE" ]; then
+		v=$(cat "$BASE_DEBS/version" 2>/dev/null) ||
+			die "$BASE_PKG ($BASE_SUITE) is not in the lab cache; run 'make setup'"
+	else
+		v=$(dpkg-query -W -f='${Version}' "$BASE_PKG" 2>/dev/null) ||
+			die "$BASE_PKG is not installed; run 'make setup' (apt-get install $BASE_PKG)"
+	fi
 	[ -n "$v" ] || die "$BASE_PKG is not installed; run 'make setup'"
 	case "$v" in
-	"$BASE_MAJOR".*) ;;
+	"$BASE_MAJOR".* | "$BASE_MAJOR"~*) ;;
 	*) die "$BASE_PKG version $v is not a $BASE_MAJOR.y kernel" ;;
 	esac
-	[ -r "$BASE_TARBALL" ] || die "$BASE_TARBALL missing; reinstall $BASE_PKG"
+	[ -r "$BASE_TARBALL" ] || die "$BASE_TARBALL missing; run 'make setup'"
 	echo "$v"
 }
 
-# note_base_drift: tell the user when apt serves another 6.12.y than checked.
+# note_base_drift: tell the user when Debian serves another version than checked.
 note_base_drift() {
 	local v=$1
 	[ "$v" = "$BASE_CHECKED" ] ||
-		echo "note: base is $BASE_PKG $v, series last checked against $BASE_CHECKED" >&2
+		echo "note: base is $BASE_PKG $v, the stacks on it were last checked against $BASE_CHECKED" >&2
 }
 
 # unpack_base DIR: unpack the pinned base into DIR as a git repo tagged
@@ -67,7 +160,8 @@ unpack_base() {
 		# only debian/): drop that block so the kernel tree can be tracked.
 		sed -i '/^# Debian packaging: ignore everything/,$d' .gitignore
 		sed -i '$ { /^#$/d }' .gitignore
-		git add -A
+		git add -Af
+		[ -n "$(git ls-files Makefile)" ] || die "the base's files are not tracked (.gitignore?)"
 		# fixed dates: the same base gives the same commit id every time
 		GIT_AUTHOR_DATE=2025-01-01T00:00:00Z \
 		GIT_COMMITTER_DATE=2025-01-01T00:00:00Z \
@@ -79,21 +173,46 @@ unpack_base() {
 	echo "$v" >"$dir/.git/lab-base-version"
 }
 
-# series: the patch files of the series, in order, without the cover letter
+# stack_chain [STACK]: the stacks whose patches make up STACK's tree, in
+# order: its parents first, STACK last
+stack_chain() {
+	local s=${1:-$STACK} p
+	p=$(conf_get STACK "$s" PARENT)
+	[ -z "$p" ] || stack_chain "$p"
+	echo "$s"
+}
+
+# series [STACK]: the patch files of one stack, in order, without the cover letter
 series() {
-	local p
-	for p in "$PATCHES"/*.patch; do
+	local p dir=$PATCHES
+	[ -z "${1:-}" ] || dir=$ROOT_DIR/patches/$1
+	for p in "$dir"/*.patch; do
 		[ -e "$p" ] || continue
 		case "$(basename "$p")" in 0000-*) continue ;; esac
 		echo "$p"
 	done
 }
 
-# apply_series DIR [N]: git am the first N patches (all by default) in DIR.
+# parent_series: the patches of STACK's parent stacks (applied before its own)
+parent_series() {
+	local s
+	for s in $(stack_chain); do
+		[ "$s" = "$STACK" ] || series "$s"
+	done
+}
+
+# full_series: the patches of the whole chain: the tree that STACK builds
+full_series() {
+	parent_series
+	series
+}
+
+# apply_series DIR [N [LISTFN]]: git am the first N patches (all by default)
+# that LISTFN prints (default: full_series, the whole chain) in DIR.
 # A patch that does not apply stops with its name and the failing hunk.
 apply_series() {
-	local dir=$1 n=${2:-999999} i=0 p out
-	for p in $(series); do
+	local dir=$1 n=${2:-999999} list=${3:-full_series} i=0 p out
+	for p in $($list); do
 		i=$((i + 1))
 		[ "$i" -le "$n" ] || break
 		if ! out=$(git -C "$dir" am -q "$p" 2>&1); then
@@ -103,7 +222,7 @@ apply_series() {
 			git -C "$dir" apply --check -v "$p" 2>&1 |
 				sed -n '/error: while searching for:/,/^error:/p' |
 				head -40 | sed 's/^/  /' >&2 || true
-			die "patch $(basename "$p") does not apply to the base"
+			die "patch $(basename "$(dirname "$p")")/$(basename "$p") does not apply to the $BASE_PKG base"
 		fi
 	done
 }

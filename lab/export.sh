@@ -1,5 +1,6 @@
 #!/bin/bash
-# make export: rewrite patches/ from base..HEAD of build/linux.
+# make export [STACK=...]: rewrite patches/$STACK from stack-base..HEAD of
+# build/$STACK/linux (stack-base: the base plus the parent stacks' patches).
 . "$(dirname "$0")/common.sh"
 need git
 
@@ -7,17 +8,30 @@ need git
 git -C "$TREE" rev-parse -q --verify base >/dev/null || die "$TREE has no 'base' tag"
 [ -z "$(git -C "$TREE" status --porcelain --untracked-files=no)" ] ||
 	die "$TREE has uncommitted changes: commit them first"
-n=$(git -C "$TREE" rev-list --count base..HEAD)
-[ "$n" -gt 0 ] || die "no commits on top of base in $TREE: nothing to export"
+from=base
+git -C "$TREE" rev-parse -q --verify stack-base >/dev/null && from=stack-base
+n=$(git -C "$TREE" rev-list --count "$from..HEAD")
+[ "$n" -gt 0 ] || die "no commits on top of $from in $TREE: nothing to export"
+# the author and Signed-off-by are the exporting user's git identity
+me=$(git config user.name || true)
+[ -n "$me" ] && [ -n "$(git config user.email || true)" ] ||
+	die "set your git identity first (git config --global user.name/user.email)"
+
+email=$(git config user.email)
+progress "signing the $n commits off as $me <$email>"
+git -C "$TREE" -c user.name="$me" -c user.email="$email" \
+	rebase -q --exec "bash $LAB_DIR/signoff.sh" "$from" ||
+	die "rewriting the commits' identity failed (git -C $TREE rebase --abort)"
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 git -C "$TREE" format-patch -q --numbered --cover-letter --zero-commit \
 	--subject-prefix="$SERIES_PREFIX v$SERIES_VERSION" \
-	--signature="lan743x-lab" --base=base -o "$out" base..HEAD
+	--signature="lan743x-lab" --base="$from" -o "$out" "$from..HEAD"
 
 # Keep the cover letter from the tracked cover text.
-cover="$LAB_DIR/cover-letter.txt"
+cover="$LAB_DIR/cover/$STACK.txt"
+[ -r "$cover" ] || die "no cover text $cover for stack $STACK"
 python3 - "$out/0000-cover-letter.patch" "$cover" <<'PY'
 import sys
 path, cover = sys.argv[1], sys.argv[2]
@@ -32,5 +46,5 @@ PY
 mkdir -p "$PATCHES"
 rm -f "$PATCHES"/*.patch
 cp "$out"/*.patch "$PATCHES"/
-progress "exported $n patches (+ cover letter) to $PATCHES"
+progress "exported $n patches (+ cover letter) to patches/$STACK"
 ls "$PATCHES"

@@ -13,8 +13,11 @@
 #
 # VARIANT: guest (x86_64 checking kernel), bench (guest without
 # DMA_API_DEBUG), debug (guest + KASAN, kmemleak, lockdep) or armv7-imx.
+# The base is the STACK's (lab.conf), or LAB_BASE's when set.
 # Each O= directory is keyed by the base version, its config fragments, the
 # compiler and this script, so a change to any of them builds a fresh one.
+# The x86_64 variants start from allnoconfig + virtme-ng's requirements +
+# kconfig/vm-min.config: a VM kernel with nothing it does not use.
 . "$(dirname "$0")/common.sh"
 
 JOBS=${JOBS:-$(nproc)}
@@ -53,16 +56,16 @@ srcfor() {
 
 lockname() {
 	case "$1" in
-	guest | armv7-imx | "") echo src ;;
-	*) echo "src-$1" ;;
+	guest | armv7-imx | "") echo "src-$LAB_BASE" ;;
+	*) echo "src-$LAB_BASE-$1" ;;
 	esac
 }
 
 fragments() {
 	case "$1" in
-	guest) echo "$KCONF/guest.config" ;;
-	bench) echo "$KCONF/guest.config $KCONF/bench.config" ;;
-	debug) echo "$KCONF/guest.config $KCONF/debug.config" ;;
+	guest) echo "$KCONF/vm-min.config $KCONF/guest.config" ;;
+	bench) echo "$KCONF/vm-min.config $KCONF/guest.config $KCONF/bench.config" ;;
+	debug) echo "$KCONF/vm-min.config $KCONF/guest.config $KCONF/debug.config" ;;
 	armv7-imx) echo "$KCONF/armv7-imx.config" ;;
 	*) die "unknown kernel variant '$1' (guest, bench, debug, armv7-imx)" ;;
 	esac
@@ -85,7 +88,7 @@ objdir() {
 		for f in $(fragments "$variant"); do cat "$f"; done
 		"$cc" --version | head -1
 		[ "$variant" = armv7-imx ] || pip show virtme-ng 2>/dev/null | grep ^Version
-		echo "layout 1"  # bump when this script changes how trees are built
+		echo "layout 2"  # bump when this script changes how trees are built
 	} | sha256sum | cut -c1-16)
 	echo "$CACHE/obj/$variant-$key"
 }
@@ -112,8 +115,11 @@ configure() {
 		kmake "$variant" "$src" "$obj" imx_v6_v7_defconfig >/dev/null
 	else
 		need virtme-configkernel
-		(cd "$src" && virtme-configkernel --defconfig O="$obj" ARCH=x86_64 >"$obj/.lab-configkernel.log" 2>&1) ||
-			die "virtme-configkernel failed: see $obj/.lab-configkernel.log"
+		# virtme-ng's own requirements as a fragment, on allnoconfig
+		(cd "$src" && virtme-configkernel --arch x86_64 --dry-run >"$obj/.lab-virtme.config" 2>"$obj/.lab-configkernel.log") ||
+			die "virtme-configkernel --dry-run failed: see $obj/.lab-configkernel.log"
+		kmake "$variant" "$src" "$obj" allnoconfig >/dev/null
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$obj/.lab-virtme.config" >/dev/null
 	fi
 	for f in $(fragments "$variant"); do
 		"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$f" >/dev/null

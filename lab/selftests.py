@@ -28,7 +28,8 @@ from pathlib import Path
 
 LAB = Path(__file__).resolve().parent
 ROOT = LAB.parent
-EXPECTED = LAB / "selftests-expected.txt"
+# expected results per stack (each on its own base and library)
+EXPECTED = LAB / "selftests-expected"
 T0 = time.time()
 # what the tests import, relative to the kernel tree
 TREE_PATHS = ["tools/testing/selftests/drivers/net",
@@ -71,9 +72,13 @@ def prepare_tests(dest, tree=None):
                               + TREE_PATHS, stdout=subprocess.PIPE,
                               check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=arch, check=True)
-        pdir = Path(os.environ.get("LAN743X_PATCHES", ROOT / "patches"))
-        patches = sorted(p for p in pdir.glob("*.patch")
-                         if not p.name.startswith("0000-"))
+        # the whole chain of the stack (STACK, lab.conf): parents first
+        chain = subprocess.run(
+            ["bash", "-c", f'. "{LAB}/common.sh" && full_series'],
+            text=True, capture_output=True)
+        if chain.returncode:
+            die(f"listing the stack's patches failed: {chain.stderr.strip()}")
+        patches = [Path(p) for p in chain.stdout.split()]
         inc = [f"--include={p}/*" for p in TREE_PATHS]
         for p in patches:
             # only the hunks under TREE_PATHS: the rest is not extracted
@@ -166,7 +171,9 @@ def main():
     ap.add_argument("--moddir", help="guest module tree (MODDIR of vm.sh)")
     ap.add_argument("--module", action="append", metavar="NAME=KO",
                     help="module to test (default: upstream and series)")
-    ap.add_argument("--expected", default=str(EXPECTED))
+    ap.add_argument("--expected", default=str(
+        EXPECTED / f"{os.environ.get('STACK') or 'net-next'}.txt"),
+        help="expected results (default: lab/selftests-expected/STACK.txt)")
     ap.add_argument("--out", help="results dir (default results/selftests-*)")
     ap.add_argument("--tests", default=os.environ.get("LAN743X_TESTS", ""),
                     help="space-separated test files (default all)")

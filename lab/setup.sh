@@ -3,13 +3,21 @@
 # and PyPI packages. Fast when everything is already there.
 . "$(dirname "$0")/common.sh"
 
+# the bases installed from the system's suites (the others are fetched below)
+SYS_BASES=()
+for b in $BASES; do
+	[ -n "$(conf_get BASE "$b" SUITE)" ] || SYS_BASES+=("$(conf_get BASE "$b" PKG)")
+done
+
 APT_PKGS=(
-	"$BASE_PKG" build-essential bc bison flex libelf-dev libssl-dev dwarves
+	"${SYS_BASES[@]}" build-essential bc bison flex libelf-dev libssl-dev dwarves
 	kmod cpio zstd rsync ccache git python3 python3-venv python3-yaml
 	sparse coccinelle gcc-arm-linux-gnueabihf
 	iperf3 ethtool iproute2 iputils-ping udev socat linux-perf
 	dpkg-dev libfdt-dev libglib2.0-dev libpixman-1-dev ninja-build meson
-	qemu-system-x86
+	pkg-config libcap-ng-dev libattr1-dev
+	qemu-system-x86 qemu-system-data seabios ipxe-qemu
+	openssh-server openssh-client
 )
 
 missing=()
@@ -39,6 +47,13 @@ if [ ${#pymissing[@]} -gt 0 ]; then
 		die "pip install failed for: ${pymissing[*]}"
 fi
 
-v=$(base_version)
-note_base_drift "$v"
-progress "setup: all tools present (base $BASE_PKG $v)"
+# every base: fetch those served from another suite, check and report drift
+vs=()
+for b in $BASES; do
+	select_base "$b"
+	fetch_base
+	v=$(base_version)
+	note_base_drift "$v"
+	vs+=("$BASE_PKG $v")
+done
+progress "setup: all tools present (bases: ${vs[*]})"

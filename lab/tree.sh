@@ -1,5 +1,6 @@
 #!/bin/bash
-# make tree: build/linux = pinned base + patches/*.patch (git am).
+# make tree [STACK=...]: build/$STACK/linux = the stack's pinned base + its
+# parent stacks' patches (tag 'stack-base') + patches/$STACK/*.patch (git am).
 # Refuses to throw away local commits or changes unless FORCE=1.
 . "$(dirname "$0")/common.sh"
 need git tar xz
@@ -14,11 +15,13 @@ if [ -d "$TREE/.git" ] && [ "${FORCE:-0}" != 1 ]; then
 		die "$TREE has uncommitted changes: commit them and 'make export', or 'make tree FORCE=1' to discard"
 	fi
 	# Local commits are safe only if the series already holds them.
-	local_ids=$(git -C "$TREE" log --format=%H base..HEAD |
+	from=base
+	git -C "$TREE" rev-parse -q --verify stack-base >/dev/null && from=stack-base
+	local_ids=$(git -C "$TREE" log --format=%H "$from..HEAD" |
 		while read -r c; do git -C "$TREE" show "$c" | git patch-id --stable | cut -d' ' -f1; done | sort)
 	series_ids=$(for p in $(series); do git patch-id --stable <"$p" | cut -d' ' -f1; done | sort)
 	if [ "$local_ids" != "$(comm -12 <(echo "$local_ids") <(echo "$series_ids"))" ]; then
-		die "$TREE has commits not in patches/: run 'make export' first, or 'make tree FORCE=1' to discard them"
+		die "$TREE has commits not in patches/$STACK: run 'make export' first, or 'make tree FORCE=1' to discard them"
 	fi
 fi
 
@@ -30,15 +33,22 @@ git clone -q --no-checkout "$src" "$TREE.tmp"
 (
 	cd "$TREE.tmp"
 	git remote remove origin
-	git config user.name "${GIT_AUTHOR_NAME:-Lab Developer}"
-	git config user.email "${GIT_AUTHOR_EMAIL:-dev@lan743x-lab.invalid}"
+	# your own git identity commits here; the placeholder only without one
+	git config user.name >/dev/null || git config user.name "Lab Developer"
+	git config user.email >/dev/null || git config user.email "dev@lan743x-lab.invalid"
 	git config gc.auto 0
 	git checkout -q -B series base
 )
 cp "$src/.git/lab-base-version" "$TREE.tmp/.git/"
 rm -rf "$TREE"
 mv "$TREE.tmp" "$TREE"
+np=$(parent_series | wc -l)
+if [ "$np" -gt 0 ]; then
+	progress "applying $np patches of the parent stacks ($(stack_chain | grep -vx "$STACK" | tr '\n' ' '))"
+	apply_series "$TREE" 999999 parent_series
+fi
+git -C "$TREE" tag -f stack-base >/dev/null
 n=$(series | wc -l)
-progress "applying $n patches from patches/"
-apply_series "$TREE"
-progress "tree ready: $TREE ($(git -C "$TREE" describe --tags --always) , $n patches on base)"
+progress "applying $n patches from patches/$STACK"
+apply_series "$TREE" 999999 series
+progress "tree ready: $TREE (stack $STACK: $n patches on $BASE_PKG $v${np:+ + $np of its parents})"

@@ -11,9 +11,28 @@ sys.path.insert(0, str(LAB))
 DRV = "drivers/net/ethernet/microchip"
 
 
+# The stacks whose kernels and modules the VM tests run, each on its own
+# base (lab.conf): net-next on 7.3 (what is submitted), 6.12 (the backport).
+VM_STACKS = [s for s in os.environ.get(
+    "LAN743X_VM_STACKS", "net-next,6.12").split(",") if s]
+
+
 def run(cmd, **kw):
     kw.setdefault("cwd", ROOT)
     return subprocess.run(cmd, text=True, capture_output=True, **kw)
+
+
+def stack_env(stack, **extra):
+    """The environment in which lab commands work on STACK and its base."""
+    env = dict(os.environ, STACK=stack, **extra)
+    env.pop("LAB_BASE", None)
+    return env
+
+
+@pytest.fixture(scope="module", params=VM_STACKS)
+def stack(request):
+    """Each VM test module runs once per stack (base kernel + modules)."""
+    return request.param
 
 
 @pytest.fixture(scope="session")
@@ -57,19 +76,32 @@ def last_line(p):
     return lines[-1] if lines else ""
 
 
-def vm_inputs():
-    """QEMU with the lan7430 model and the guest kernel's build directory,
-    or skip the calling test with the reason they are not available."""
+def lab_built(what, cmd, env=None, **kw):
+    """Run a lab build step (QEMU, kernel, module): it must succeed. The
+    lab builds these itself, so a failure is a test failure with its
+    reason, never a skip."""
+    p = run(cmd, env=env, **kw)
+    if p.returncode or not last_line(p):
+        pytest.fail(f"{what} failed to build ({' '.join(cmd)}, rc "
+                    f"{p.returncode}):\n{p.stderr[-1500:]}", pytrace=False)
+    return last_line(p)
+
+
+def qemu_build():
+    """emulator/build.sh: QEMU with the lan7430 model (must build)."""
+    return lab_built("QEMU with the lan7430 model", ["bash", "emulator/build.sh"])
+
+
+def vm_inputs(stack=None):
+    """QEMU with the lan7430 model and the guest kernel's build directory
+    for STACK's base (default: the default stack). Both are built by the
+    lab: failing to build either fails the calling test."""
     import shutil
     if not shutil.which("vng"):
-        pytest.skip("virtme-ng (vng) not installed: cannot boot the lab VM")
-    p = run(["bash", "emulator/build.sh"])
-    if p.returncode:
-        pytest.skip("QEMU with the lan7430 model cannot be built here: " +
-                    p.stderr[-500:])
-    qemu = last_line(p)
-    p = run(["bash", "lab/kbuild.sh", "kernel", "guest"])
-    if p.returncode:
-        pytest.skip("guest kernel not available (lab/kbuild.sh kernel guest): " +
-                    p.stderr[-500:])
-    return qemu, last_line(p)
+        pytest.fail("virtme-ng (vng) not installed: run 'make setup'",
+                    pytrace=False)
+    qemu = qemu_build()
+    env = stack_env(stack) if stack else None
+    obj = lab_built(f"the guest kernel ({stack or 'default stack'})",
+                    ["bash", "lab/kbuild.sh", "kernel", "guest"], env=env)
+    return qemu, obj

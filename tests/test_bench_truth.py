@@ -3,21 +3,20 @@
 module. What the guest measures (netdev counters, /proc/interrupts, NAPI
 tracepoints) must agree with what the emulator saw (its own counters)."""
 import json
-import os
 
 import pytest
 
-from conftest import run
+from conftest import run, stack_env
 
 BURST = 10000
 
 
 @pytest.fixture(scope="module")
-def records(tmp_path_factory):
+def records(tmp_path_factory, stack):
     out = tmp_path_factory.mktemp("bench")
     p = run(["python3", "lab/bench.py", "--variant", "guest", "--reps", "1",
              "--cells", "udp-burst", "--swiotlb", "off", "--out", str(out)],
-            timeout=1500)
+            timeout=1500, env=stack_env(stack))
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     recs = [json.loads(x) for x in
             (out / "records.jsonl").read_text().splitlines()]

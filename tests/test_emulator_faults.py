@@ -6,13 +6,12 @@ Skips (with the reason) when vng, the QEMU build or the guest kernel are not
 available.  emulator/tests/fault-evidence.py records the same and more in
 detail; emulator/README.md ("Fault injection") has the resulting table.
 """
-import os
 import sys
 import time
 
 import pytest
 
-from conftest import ROOT, last_line, run, vm_inputs
+from conftest import ROOT, lab_built, stack_env, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import VM, VMError  # noqa: E402
@@ -38,17 +37,21 @@ MEASURE_TOL = (128 * 1024 * 8 / (MEASURE_SECS * GOODPUT * 50e6) +
 
 
 @pytest.fixture(scope="module")
-def vm():
-    qemu, obj = vm_inputs()
-    p = run(["bash", "lab/kbuild.sh", "module", "guest", "base"])
-    ko = last_line(p) if p.returncode == 0 else None   # else the kernel's own
+def vm(stack):
+    qemu, obj = vm_inputs(stack)
+    ko = lab_built(f"the {stack} base's lan743x module",
+                   ["bash", "lab/kbuild.sh", "module", "guest", "base"],
+                   env=stack_env(stack))
     try:
         v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
                mods=f"{obj}/mods", ko=ko)
     except VMError as e:
-        pytest.skip("lab VM does not boot here: %s" % str(e)[-800:])
+        pytest.fail("the lab VM did not boot: %s" % str(e)[-800:],
+                    pytrace=False)
     try:
         v.setup_net()
+        # the faults fire on the next N frames: make those the replies
+        v.pin_neighbours()
         yield v
     finally:
         v.close()
@@ -123,24 +126,26 @@ def test_rx_len_short(vm):
     p, d, _ = run_fault(vm, "rx-len-short", ping20, count=5)
     assert d["model"]["fault_fired"] == {"rx-len-short": 5}
     # upstream: skb trimmed to the bogus length, IP drops it as truncated
-    assert driver_counted(d) or d["nstat"].get("IpExtInTruncatedPkts", 0) >= 5, d
-    assert p["recv"] <= 15, p
+    assert driver_counted(d) or d["nstat"].get("IpExtInTruncatedPkts", 0) == 5, d
+    assert p["recv"] == 15, p
 
 
 def test_rx_len_zero(vm):
     p, d, _ = run_fault(vm, "rx-len-zero", ping20, count=5)
     assert d["model"]["fault_fired"] == {"rx-len-zero": 5}
     # upstream: a 0-byte skb goes up the stack, IP counts a header error
-    assert driver_counted(d) or d["nstat"].get("IpInHdrErrors", 0) >= 5, d
-    assert p["recv"] <= 15, p
+    assert driver_counted(d) or d["nstat"].get("IpInHdrErrors", 0) == 5, d
+    assert p["recv"] == 15, p
 
 
 def test_drop_ls(vm):
     p, d, _ = run_fault(vm, "drop-ls", ping20, count=5)
     assert d["model"]["fault_fired"] == {"drop-ls": 5}
-    # upstream: the unterminated frame is freed when the next FS arrives,
-    # silently (no counter anywhere): only the lost replies show it
-    assert driver_counted(d) or p["recv"] <= 15, (p, d)
+    # With the neighbours pinned the only RX frames are the 20 replies, so
+    # the fault hits exactly 5 of them. Upstream frees each unterminated
+    # frame when the next first segment arrives, silently (no counter
+    # anywhere): exactly those 5 replies are lost, not more, not fewer.
+    assert driver_counted(d) or p["recv"] == 15, (p, d)
 
 
 def test_spurious_irq(vm):

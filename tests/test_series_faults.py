@@ -41,10 +41,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, last_line, run, vm_inputs
+from conftest import ROOT, lab_built, stack_env, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
-from vmrpc import DUT_IP, PEER_IP, VM, VMError  # noqa: E402
+from vmrpc import DUT_IP, VM, VMError  # noqa: E402
 
 KNOBS = ["rx-len-short", "rx-len-long", "rx-len-zero", "drop-fs", "drop-ls"]
 COUNTED = {"rx-len-long", "rx-len-zero", "drop-fs", "drop-ls"}
@@ -82,40 +82,27 @@ print("PP", json.dumps({"secs": round(time.time() - t0, 2), "pools": pools},
 
 
 
-def _pin_neighbours(vm):
-    """Static ARP both ways, IPv6 off: no RX frame but the echo replies."""
-    rc, out = vm.sh(r'''
-. /tmp/l7.env
-for ns in "" "ip netns exec peer"; do
-  $ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-  $ns sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-done
-ip neigh replace %s lladdr 02:74:30:00:00:02 dev $D nud permanent
-ip netns exec peer ip neigh replace %s lladdr 02:74:30:00:00:01 dev $P nud permanent
-sleep 0.5
-ping -c 2 -W 2 %s > /dev/null
-''' % (PEER_IP, DUT_IP, PEER_IP))
-    if rc:
-        raise VMError("pinning neighbours failed: " + out)
 
 
 @pytest.fixture(scope="module")
-def vm():
-    qemu, obj = vm_inputs()
+def vm(stack):
+    qemu, obj = vm_inputs(stack)
     # the modules under test: a build failure is a failure, not a skip
-    p = run(["bash", "lab/kbuild.sh", "module", "guest", "series"])
-    assert p.returncode == 0, "series module does not build: " + p.stderr[-1500:]
-    series_ko = last_line(p)
-    p = run(["bash", "lab/kbuild.sh", "module", "guest", "base"])
-    assert p.returncode == 0, "base module does not build: " + p.stderr[-1500:]
-    base_ko = last_line(p)
-    p = run(["bash", "lab/kbuild.sh", "srctree"])
-    src = last_line(p)
+    env = stack_env(stack)
+    series_ko = lab_built(f"the {stack} series' lan743x module",
+                          ["bash", "lab/kbuild.sh", "module", "guest",
+                           "series"], env=env)
+    base_ko = lab_built(f"the {stack} base's lan743x module",
+                        ["bash", "lab/kbuild.sh", "module", "guest", "base"],
+                        env=env)
+    src = lab_built(f"the {stack} source tree",
+                    ["bash", "lab/kbuild.sh", "srctree"], env=env)
     try:
         v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
                mods=f"{obj}/mods", ko=series_ko)
     except VMError as e:
-        pytest.skip("lab VM does not boot here: %s" % str(e)[-800:])
+        pytest.fail("the lab VM did not boot: %s" % str(e)[-800:],
+                    pytrace=False)
     v.base_ko = base_ko
     try:
         # ynl (netlink page-pool-get) for the leak check, if the tree has it
@@ -130,7 +117,7 @@ def vm():
             v.ynl_dir = str(d)
         v.load_mark = v.mark()
         v.setup_net()
-        _pin_neighbours(v)
+        v.pin_neighbours()
         yield v
     finally:
         v.close()
@@ -266,7 +253,7 @@ ip -br addr show dev $D | grep -q %s || exit 1
 cat /tmp/l7.env
 ''' % (vm.base_ko, DUT_IP, DUT_IP))
     assert rc == 0, "loading the upstream module failed: " + out
-    _pin_neighbours(vm)
+    vm.pin_neighbours()
     for name in KNOBS:
         p, d, fired, dmesg = run_knob(vm, name)
         BASELINE[name] = {

@@ -6,8 +6,16 @@ from conftest import ROOT, run
 
 
 def lab_env(tmp_path, **extra):
+    """The default stack (net-next on 7.3, after the real patches/net),
+    with its tree and patches in tmp_path and a known exporter identity."""
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text("[user]\n\tname = Ex Porter\n"
+                         "\temail = exporter@x.invalid\n")
     env = dict(os.environ, LAN743X_TREE=str(tmp_path / "linux"),
-               LAN743X_PATCHES=str(tmp_path / "patches"))
+               LAN743X_PATCHES=str(tmp_path / "patches"),
+               GIT_CONFIG_GLOBAL=str(gitconfig))
+    env.pop("STACK", None)
+    env.pop("LAB_BASE", None)
     env.update(extra)
     return env
 
@@ -41,7 +49,9 @@ def test_round_trip_and_refusal(tmp_path):
     p = run(["bash", "lab/tree.sh"], env=env)
     assert p.returncode == 0, p.stderr
     tree = tmp_path / "linux"
-    assert git(tree, "describe", "--tags", "--always").strip() == "base"
+    # the tree is the base plus the parent stack (patches/net)
+    assert git(tree, "rev-parse", "HEAD") == git(tree, "rev-parse",
+                                                  "stack-base")
     commit_edit(tree, "/* one */\n", "net: lan743x: one")
     commit_edit(tree, "/* two */\n", "net: lan743x: two")
 
@@ -56,7 +66,10 @@ def test_round_trip_and_refusal(tmp_path):
     names = sorted(x.name for x in pdir.glob("*.patch"))
     assert names[0] == "0000-cover-letter.patch" and len(names) == 3
     first = (pdir / names[1]).read_text()
-    assert "Subject: [PATCH net-next v1 1/2] net: lan743x: one" in first
+    assert "Subject: [RFC PATCH net-next v2 1/2] net: lan743x: one" in first
+    # the exporting user's identity: author and a Signed-off-by of theirs
+    assert "From: Ex Porter <exporter@x.invalid>" in first
+    assert "Signed-off-by: Ex Porter <exporter@x.invalid>" in first
     assert "base-commit:" in (pdir / names[0]).read_text()
     cover = (pdir / names[0]).read_text()
     assert "*** SUBJECT HERE ***" not in cover
@@ -69,7 +82,7 @@ def test_round_trip_and_refusal(tmp_path):
     p = run(["bash", "lab/export.sh"], env=env)
     assert p.returncode == 0, p.stderr
     assert patch_ids(pdir) == ids
-    assert git(tree, "log", "--format=%s", "base..HEAD").split("\n")[:2] == [
+    assert git(tree, "log", "--format=%s", "stack-base..HEAD").split("\n")[:2] == [
         "net: lan743x: two", "net: lan743x: one"]
 
     # uncommitted edits: refuse
@@ -107,9 +120,10 @@ def test_wrong_base_is_a_one_line_error(tmp_path):
         if f.is_file():
             (conf / f.name).write_text(f.read_text())
     text = (conf / "lab.conf").read_text().replace(
-        "BASE_PKG=linux-source-6.12", "BASE_PKG=linux-source-9.99")
+        "BASE_6_12_PKG=linux-source-6.12", "BASE_6_12_PKG=linux-source-9.99")
     (conf / "lab.conf").write_text(text)
-    p = run(["bash", str(conf / "tree.sh")], env=lab_env(tmp_path))
+    p = run(["bash", str(conf / "tree.sh")],
+            env=lab_env(tmp_path, STACK="6.12"))
     assert p.returncode != 0
     err = p.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: linux-source-9.99")

@@ -6,23 +6,21 @@ import re
 
 import pytest
 
-from conftest import ROOT, run
+from conftest import ROOT, lab_built, qemu_build, run, stack_env
 
 
 @pytest.fixture(scope="session")
 def qemu():
-    p = run(["bash", "emulator/build.sh"])
-    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    path = p.stdout.strip().splitlines()[-1]
+    path = qemu_build()
     assert os.access(path, os.X_OK), path
     return path
 
 
-@pytest.fixture(scope="session")
-def guest_kernel():
-    p = run(["bash", "lab/kbuild.sh", "kernel", "guest"])
-    assert p.returncode == 0, p.stderr[-3000:]
-    return p.stdout.strip().splitlines()[-1]
+@pytest.fixture(scope="module")
+def guest_kernel(stack):
+    return lab_built(f"the {stack} guest kernel",
+                     ["bash", "lab/kbuild.sh", "kernel", "guest"],
+                     env=stack_env(stack))
 
 
 def test_qtests(qemu):
@@ -33,8 +31,8 @@ def test_qtests(qemu):
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
 
 
-def test_e2e_upstream_module(qemu, guest_kernel):
-    env = dict(os.environ, QEMU=qemu,
+def test_e2e_upstream_module(qemu, guest_kernel, stack):
+    env = stack_env(stack, QEMU=qemu,
                KERNEL=f"{guest_kernel}/arch/x86/boot/bzImage",
                MODDIR=f"{guest_kernel}/mods",
                E2E_IPERF_TIME=os.environ.get("E2E_IPERF_TIME", "5"))

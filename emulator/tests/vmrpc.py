@@ -123,6 +123,24 @@ class VM:
         if rc:
             raise VMError("loading the driver failed: " + out)
 
+    def pin_neighbours(self):
+        """Static ARP both ways, IPv6 off: after this the DUT receives no
+        frame but the answers to what the test sends (no ARP, ND or MLD),
+        so a fault that fires on the next N frames hits exactly those."""
+        rc, out = self.sh(r'''
+. /tmp/l7.env
+for ns in "" "ip netns exec peer"; do
+  $ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+  $ns sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+done
+ip neigh replace %s lladdr 02:74:30:00:00:02 dev $D nud permanent
+ip netns exec peer ip neigh replace %s lladdr 02:74:30:00:00:01 dev $P nud permanent
+sleep 0.5
+ping -c 2 -W 2 %s > /dev/null
+''' % (PEER_IP, DUT_IP, PEER_IP))
+        if rc:
+            raise VMError("pinning neighbours failed: " + out)
+
     def setup_net(self):
         """DUT 10.9.9.1 in the root ns, the virtio-net peer 10.9.9.2 in
         netns 'peer'; writes D=/P= to /tmp/l7.env; iperf3 server on the

@@ -17,6 +17,10 @@
 #   env: LAN743X_MODDIR (dir with lib/modules/<ver> for the module's
 #        dependencies, set by lab/vm.sh from MODDIR), LAN743X_PEER_MAC,
 #        LAN743X_TESTS (space list of test files, default all in Makefile),
+#        LAN743X_GENERIC (space list of the kernel's own generic driver
+#        tests, relative to drivers/net, e.g. "ping.py hw/pp_alloc_fail.py";
+#        each one that exists in the tree runs after ours, KTAP in
+#        generic-<name>.ktap; one that does not exist is reported missing),
 #        plus the knobs of the tests (LAN743X_MIN_MBPS, LAN743X_XFER_MB...).
 #
 # Prints each test's KTAP output; exit status 0 when every program ran
@@ -95,6 +99,23 @@ for m in "${MODS[@]}"; do
 			REMOTE_TYPE=netns REMOTE_ARGS=$NS \
 			timeout -k 10 900 python3 "./$t") 2>&1 | tee "$OUT/$name/${t%.py}.ktap"
 		echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/${t%.py}.ktap"
+	done
+	# the kernel's own generic driver tests, written upstream, not by us
+	for g in ${LAN743X_GENERIC:-}; do
+		gname=generic-$(echo "${g%.py}" | tr / -)
+		if [ ! -f "$TESTS/drivers/net/$g" ]; then
+			echo "not ok 1 $gname # SKIP not in this kernel's selftests" |
+				tee "$OUT/$name/$gname.ktap"
+			continue
+		fi
+		log "module $name: generic $g"
+		echo "# module $name: generic $g"
+		(cd "$TESTS/drivers/net/$(dirname "$g")" && NETIF=$dut LOCAL_V4=$LOCAL_V4 \
+			REMOTE_V4=$REMOTE_V4 REMOTE_TYPE=netns REMOTE_ARGS=$NS \
+			timeout -k 10 900 python3 "./$(basename "$g")") 2>&1 |
+			sed "s/^\(\s*\(not \)\?ok [0-9]* \)/\1$gname./" |
+			tee "$OUT/$name/$gname.ktap"
+		echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/$gname.ktap"
 	done
 	# the tests must leave both ends as they found them
 	state1=$(state "$dut")
