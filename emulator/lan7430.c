@@ -56,6 +56,7 @@ enum {
     L7F_WB_DELAY_HEAD,
     L7F_LINK_FLAP,
     L7F_RX_STALL,
+    L7F_EXT_MISSING,
     L7F_NUM
 };
 
@@ -70,6 +71,7 @@ static const char *const l7_fault_names[L7F_NUM] = {
     [L7F_WB_DELAY_HEAD] = "wb-delay-head",
     [L7F_LINK_FLAP] = "link-flap",
     [L7F_RX_STALL] = "rx-stall",
+    [L7F_EXT_MISSING] = "ext-missing",
 };
 
 typedef struct L7Fault {
@@ -1284,7 +1286,7 @@ static ssize_t l7_receive_frame(Lan7430State *s, const uint8_t *buf,
     PCIDevice *pd = PCI_DEVICE(s);
     uint8_t *f = s->rxbuf;
     uint32_t flen, maxsz, pad, ring, idx, tail, need, got, crc, st, rep_len;
-    bool f_drop_fs, f_drop_ls, f_wb_desc, f_wb_head;
+    bool f_drop_fs, f_drop_ls, f_wb_desc, f_wb_head, f_ext_missing;
     unsigned sp = l7_desc_space(s);
     uint64_t base;
     bool ts;
@@ -1405,6 +1407,7 @@ static ssize_t l7_receive_frame(Lan7430State *s, const uint8_t *buf,
 
         f_drop_fs = l7_fault_hit(s, L7F_DROP_FS);
         f_drop_ls = l7_fault_hit(s, L7F_DROP_LS);
+        f_ext_missing = l7_fault_hit(s, L7F_EXT_MISSING);
         f_wb_desc = l7_fault_hit(s, L7F_WB_DELAY_DESC);
         f_wb_head = !f_wb_desc && l7_fault_hit(s, L7F_WB_DELAY_HEAD);
         rep_len = flen;
@@ -1424,6 +1427,18 @@ static ssize_t l7_receive_frame(Lan7430State *s, const uint8_t *buf,
         }
         if (f_drop_ls) {
             trace_lan743x_fault_rx_flag(ch, "LS");
+        }
+        if (f_ext_missing) {
+            /*
+             * EXT set in the last descriptor, but no extension
+             * descriptor written: the next frame starts right after it
+             * (a reserved extension descriptor is left to that frame).
+             */
+            trace_lan743x_fault_rx_flag(ch, "extension descriptor");
+            if (ts) {
+                idx = descs[nd];
+                ts = false;
+            }
         }
         if (f_wb_desc || f_wb_head) {
             s->wb.active = true;
@@ -1464,7 +1479,7 @@ static ssize_t l7_receive_frame(Lan7430State *s, const uint8_t *buf,
             if (last) {
                 d[0] |= (f_drop_ls ? 0 : L7_RXD0_LS) |
                         (rep_len << L7_RXD0_FRAME_LEN_SHIFT) |
-                        (ts ? L7_RXD0_EXT : 0);
+                        ((ts || f_ext_missing) ? L7_RXD0_EXT : 0);
                 l7_rx_desc_wr32(s, a + 4, st, f_wb_desc);
             }
             l7_rx_desc_wr32(s, a, d[0], f_wb_desc);

@@ -137,7 +137,19 @@ configure() {
 			*) grep -qxF "$l" "$obj/.config" || echo "$l" ;;
 			esac
 		done)
-	[ -z "$missing" ] || die "$variant config lost options (dependency missing?): $(echo $missing)"
+	# a symbol this base does not have at all (renamed or removed since
+	# another base) is noted, not an error
+	local l sym gone="" lost=""
+	for l in $missing; do
+		sym=${l%%=*}
+		if grep -rqxE --include="Kconfig*" "(menu)?config ${sym#CONFIG_}[[:space:]]*" "$src"; then
+			lost="$lost $l"
+		else
+			gone="$gone $sym"
+		fi
+	done
+	[ -z "$gone" ] || echo "note: $variant config: not in $BASE_PKG:$gone" >&2
+	[ -z "$lost" ] || die "$variant config lost options (dependency missing?):$lost"
 }
 
 with_src_lock() {

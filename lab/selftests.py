@@ -235,16 +235,28 @@ def main():
         env["LAN743X_TESTS"] = args.tests
     guest = ["bash", str(LAB / "guest" / "selftests.sh"), "--tests",
              str(ksft), "--out", str(out)] + guest_mods
-    progress(f"booting the VM: {', '.join(n for n, _ in mods)}")
-    with open(out / "console.log", "w") as log:
-        p = subprocess.Popen(["bash", str(LAB / "vm.sh"), "--"] + guest,
-                             env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, cwd=ROOT)
-        for line in p.stdout:
-            log.write(line)
-            if KTAP.match(line) or line.startswith("[selftests.sh]"):
-                print(line, end="", file=sys.stderr, flush=True)
-        rc = p.wait()
+    # A crash of the emulated machine (vm.sh exit 86: a guest kernel panic)
+    # is not a test result: the run is repeated once, and says so. A
+    # second crash fails.
+    for boot in (1, 2):
+        progress(f"booting the VM: {', '.join(n for n, _ in mods)}"
+                 + (" (again, after a guest crash)" if boot > 1 else ""))
+        for name, _ in mods:
+            shutil.rmtree(out / name, ignore_errors=True)
+        with open(out / f"console{'' if boot == 1 else '-2'}.log", "w") as log:
+            p = subprocess.Popen(["bash", str(LAB / "vm.sh"), "--"] + guest,
+                                 env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+            for line in p.stdout:
+                log.write(line)
+                if (KTAP.match(line) or line.startswith("[selftests.sh]")
+                        or line.startswith("vm.sh: ")):
+                    print(line, end="", file=sys.stderr, flush=True)
+            rc = p.wait()
+        if rc != 86:
+            break
+        print("selftests.py: the guest kernel crashed (console lines "
+              "above); repeating the run once", file=sys.stderr)
 
     names = [n for n, _ in mods]
     results = parse_ktap(out, names)

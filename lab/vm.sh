@@ -25,6 +25,13 @@
 #   E2E_*, LAN743X_*  forwarded into the guest command's environment
 #   VM_VERBOSE non-empty: show the guest's kernel console (panics)
 #   VM_RWDIR   a host directory the guest may write (results, bench RPC)
+#   VM_CONSOLE_LOG  file that keeps the guest's kernel console (default: a
+#              temporary file, removed unless the guest crashed)
+#
+# exit status: the guest command's; 2 for a usage error; 86 when the guest
+# kernel crashed (a panic; the lab's kernels panic on oops): the
+# console lines of the crash are printed on stderr, so that a runner can
+# tell a crash of the (emulated) machine from a test result and retry.
 set -euo pipefail
 
 # Whole body in a function so bash parses it before running: the script can
@@ -80,6 +87,9 @@ QOPTS="$FW -qmp unix:$QMP_SOCK,server=on,wait=off"
 QOPTS="$QOPTS -netdev hubport,id=p0,hubid=0 -netdev hubport,id=p1,hubid=0"
 QOPTS="$QOPTS -device lan7430,id=dut,netdev=p0,mac=$DUT_MAC${DUT_OPTS:-}"
 QOPTS="$QOPTS -device virtio-net-pci,id=peer,netdev=p1,mac=$PEER_MAC,romfile="
+# the kernel console, always kept: a crash is reported with its oops lines
+CONSOLE_LOG=${VM_CONSOLE_LOG:-$(mktemp /tmp/lan743x-lab-console.XXXXXX)}
+: >"$CONSOLE_LOG"
 QOPTS="$QOPTS ${VM_EXTRA_QEMU_OPTS:-}"
 
 # Build the guest command: cd to the repo, export env, run.
@@ -95,16 +105,36 @@ for a in "$@"; do GCMD="$GCMD $(printf %q "$a")"; done
 
 APPEND="${VM_APPEND:-}"
 set +e
+# vng --verbose sends the kernel console to stderr: its lines (the kernel's
+# "[ secs.usecs] " prefix) go to $CONSOLE_LOG, and to stderr only with
+# VM_VERBOSE; everything else (the guest command's stderr) passes through
 timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" \
     vng -r "$KERNEL" --qemu "$QEMU" --disable-kvm --disable-microvm \
         --cpus "${VM_CPUS:-2}" --memory "${VM_MEM:-2G}" \
-        ${APPEND:+--append "$APPEND"} ${VM_VERBOSE:+--verbose} \
+        ${APPEND:+--append "$APPEND"} --verbose \
         ${VM_RWDIR:+--rwdir "$VM_RWDIR"} \
-        --qemu-opts="$QOPTS" -e "$GCMD"
+        --qemu-opts="$QOPTS" -e "$GCMD" \
+    2> >(awk -v klog="$CONSOLE_LOG" -v verbose="${VM_VERBOSE:-}" '
+        /^\[ *[0-9]+\.[0-9]+\] / || /^(early console|input_data|input_len|output|output_len|kernel_total_size|needed_size|trampoline_32bit|Decompressing|Booting the kernel)/ {
+            print >> klog; fflush(klog)
+            if (verbose == "") next
+        }
+        { print > "/dev/stderr"; fflush("/dev/stderr") }')
 rc=$?
 set -e
+wait  # the console filter has written everything
 rm -f "$QMP_SOCK"
 echo "vm.sh: guest exit status $rc" >&2
+# a crash: the kernel panicked (the lab's kernels panic on oops), so the
+# guest command could not report its status
+if grep -q "Kernel panic - not syncing" "$CONSOLE_LOG"; then
+	echo "vm.sh: GUEST CRASHED (console: $CONSOLE_LOG):" >&2
+	grep -E -A25 "Oops|BUG: |Kernel panic|general protection fault" "$CONSOLE_LOG" |
+		head -60 | sed 's/^/vm.sh: | /' >&2
+	[ -s "$CONSOLE_LOG" ] || echo "vm.sh: | (empty console)" >&2
+	return 86
+fi
+[ -n "${VM_CONSOLE_LOG:-}" ] || rm -f "$CONSOLE_LOG"
 return $rc
 }
 main "$@"

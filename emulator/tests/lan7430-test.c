@@ -81,6 +81,8 @@
 #define RX_OWN              (1u << 15)
 #define RX_FS               (1u << 31)
 #define RX_LS               (1u << 30)
+#define RX_EXT              (1u << 14)
+#define RX_CFG_B_TS_ALL_RX  (1u << 29)
 
 #define MAC_STR             "52:54:00:74:30:01"
 
@@ -1062,6 +1064,52 @@ static void test_fault_drop_fs_ls(void)
     ctx_fini(&c);
 }
 
+static void test_fault_ext_missing(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    make_frame(f, sizeof(f));
+
+    /* no timestamp wanted: EXT set anyway, nothing written after it */
+    prop_set(&c, "fault-ext-missing", 1);
+    send_frame(&c, f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmphex(rx_d0(&c, &r, 0) & (RX_FS | RX_LS | RX_EXT | RX_OWN), ==,
+                    RX_FS | RX_LS | RX_EXT);
+    g_assert_cmphex(rx_d0(&c, &r, 1) & (RX_FS | RX_LS | RX_EXT | RX_OWN), ==,
+                    RX_FS | RX_LS);
+    g_assert_cmpint(fired(&c, "ext-missing"), ==, 1);
+    g_assert_cmpint(prop_get(&c, "fault-ext-missing"), ==, 0);
+
+    /* timestamps on: a normal frame takes an extension descriptor ... */
+    wr(&c, RX_CFG_B(0), RING | RX_CFG_B_TS_ALL_RX);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 4));
+    g_assert_cmphex(rx_d0(&c, &r, 2) & (RX_FS | RX_LS | RX_EXT), ==,
+                    RX_FS | RX_LS | RX_EXT);
+    g_assert_cmphex(rx_d0(&c, &r, 3) & (RX_FS | RX_LS | RX_EXT | RX_OWN), ==,
+                    RX_EXT);
+    /* ... the faulted one does not: the next frame follows at once */
+    prop_set(&c, "fault-ext-missing", 1);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 5));
+    wr(&c, RX_CFG_B(0), RING);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 6));
+    g_assert_cmphex(rx_d0(&c, &r, 4) & (RX_FS | RX_LS | RX_EXT | RX_OWN), ==,
+                    RX_FS | RX_LS | RX_EXT);
+    g_assert_cmphex(rx_d0(&c, &r, 5) & (RX_FS | RX_LS | RX_EXT | RX_OWN), ==,
+                    RX_FS | RX_LS);
+    g_assert_cmpint(fired(&c, "ext-missing"), ==, 2);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 5);
+    ctx_fini(&c);
+}
+
 static void test_fault_wb_delay(void)
 {
     Ctx c;
@@ -1338,6 +1386,7 @@ int main(int argc, char **argv)
                    test_counters_irq_moderated);
     qtest_add_func("lan7430/fault-rx-len", test_fault_rx_len);
     qtest_add_func("lan7430/fault-drop-fs-ls", test_fault_drop_fs_ls);
+    qtest_add_func("lan7430/fault-ext-missing", test_fault_ext_missing);
     qtest_add_func("lan7430/fault-wb-delay", test_fault_wb_delay);
     qtest_add_func("lan7430/fault-rx-stall", test_fault_rx_stall);
     qtest_add_func("lan7430/fault-link-flap", test_fault_link_flap);

@@ -471,6 +471,27 @@ def run_cell(net, name, secs, tracer, rpc, dut, pci):
     return rec
 
 
+def mem_up(f, net, dut, rep, name, tag):
+    """Record the memory the driver takes at `ip link set up` (MTU 1500):
+    RX/TX rings and RX buffers of every channel."""
+    free0 = free_kib()
+    up, drv_kib, pp_kib = driver_kib_during(net.dut_up)
+    if not up:
+        log(f"{name}: peer unreachable, cell skipped")
+    free1 = free_kib()
+    f.write(json.dumps({"cell": "mem-up", "mtu": 1500,
+                        "dir": "up", "packets": 0,
+                        "mem_up_kib": free0 - free1,
+                        "driver_pages_up_kib": drv_kib,
+                        "page_pool_up_kib": pp_kib,
+                        "rep": rep, "module": name,
+                        "tag": tag}) + "\n")
+    f.flush()
+    log(f"  {name}: ip link set up took {free0 - free1} KiB "
+        f"(pages allocated by lan743x: {drv_kib} KiB, "
+        f"pages into its page_pools: {pp_kib} KiB)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--module", action="append", required=True,
@@ -499,10 +520,39 @@ def main():
     bad = [c for c in cells if c not in CELLS]
     if bad:
         sys.exit(f"error: unknown cells {bad}; known: {list(CELLS)}")
+    # Resume: what an earlier boot of this run already recorded (same tag)
+    # is kept and not measured again; the host re-boots the VM after a
+    # guest crash and the bench goes on at the repetition it lost.
+    done = set()
+    if (out / "records.jsonl").exists():
+        kept = []
+        for line in (out / "records.jsonl").read_text().splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:
+                log(f"dropping a record cut by a crash: {line[:80]}")
+                continue
+            kept.append(line)
+            if r.get("tag") == args.tag:
+                done.add((r.get("rep"), r.get("module"), r.get("cell")))
+        (out / "records.jsonl").write_text("".join(x + "\n" for x in kept))
+    if done:
+        log(f"resuming: {len(done)} records of tag {args.tag!r} kept")
+    crash_at = os.environ.get("LAN743X_BENCH_CRASH_AT", "")
     first = True
     with open(out / "records.jsonl", "a") as f:
         for rep in range(1, args.reps + 1):
             for name, path in mods:
+                todo = [c for c in cells if (rep, name, c) not in done]
+                if not todo and (rep, name, "mem-up") in done:
+                    continue
+                marker = out / ("crashed-%s-%d" % (args.tag.replace("=", "-"),
+                                                   rep))
+                if crash_at == str(rep) and not marker.exists():
+                    # lab test of the resume: crash the guest kernel once
+                    marker.write_text("injected\n")
+                    log(f"LAN743X_BENCH_CRASH_AT={rep}: crashing the guest")
+                    Path("/proc/sysrq-trigger").write_text("c")
                 dut = load_module(path)
                 cb = re.search(r"\+cb([0-9]+)$", name)
                 if cb:
@@ -516,23 +566,12 @@ def main():
                 # memory the driver takes at `ip link set up` (MTU 1500):
                 # RX/TX rings and RX buffers of every channel
                 sh(["ip", "link", "set", dut, "mtu", "1500"])
-                free0 = free_kib()
-                up, drv_kib, pp_kib = driver_kib_during(net.dut_up)
-                if not up:
-                    log(f"{name}: peer unreachable, cell skipped")
-                free1 = free_kib()
-                f.write(json.dumps({"cell": "mem-up", "mtu": 1500,
-                                    "dir": "up", "packets": 0,
-                                    "mem_up_kib": free0 - free1,
-                                    "driver_pages_up_kib": drv_kib,
-                                    "page_pool_up_kib": pp_kib,
-                                    "rep": rep, "module": name,
-                                    "tag": args.tag}) + "\n")
-                log(f"  {name}: ip link set up took {free0 - free1} KiB "
-                    f"(pages allocated by lan743x: {drv_kib} KiB, "
-                    f"pages into its page_pools: {pp_kib} KiB)")
+                if (rep, name, "mem-up") in done:
+                    net.dut_up()
+                else:
+                    mem_up(f, net, dut, rep, name, args.tag)
                 tracer = Tracer(dut, pci)
-                for cell in cells:
+                for cell in todo:
                     log(f"rep {rep}/{args.reps} {name} {cell}")
                     rec = run_cell(net, cell, args.secs, tracer, rpc, dut, pci)
                     rec.update(rep=rep, module=name, tag=args.tag)
