@@ -37,6 +37,13 @@ TREE_PATHS = ["tools/testing/selftests/drivers/net",
               "tools/net/ynl",
               "Documentation/netlink/specs"]
 TESTDIR = "tools/testing/selftests/drivers/net/lan743x"
+# The kernel's own generic driver tests (written upstream, not by us) run
+# after ours against each module, per base: relative to drivers/net.
+GENERIC = {
+    "6.12": "ping.py stats.py queues.py hw/pp_alloc_fail.py",
+    "7.3": "ping.py stats.py queues.py hw/pp_alloc_fail.py napi_id.py "
+           "ring_reconfig.py hw/irq.py hw/tso.py",
+}
 KTAP = re.compile(r"^\s*(not )?ok \d+ (\S+)(?:\s+#\s*(\w+)?(.*))?$")
 
 
@@ -233,6 +240,11 @@ def main():
         env.pop("MODDIR", None)
     if args.tests:
         env["LAN743X_TESTS"] = args.tests
+    base = subprocess.run(["bash", "-c", f'. "{LAB}/common.sh" && '
+                           'echo "$LAB_BASE"'], text=True,
+                          capture_output=True).stdout.strip()
+    env["LAN743X_GENERIC"] = os.environ.get("LAN743X_GENERIC",
+                                            GENERIC.get(base, ""))
     guest = ["bash", str(LAB / "guest" / "selftests.sh"), "--tests",
              str(ksft), "--out", str(out)] + guest_mods
     # A crash of the emulated machine (vm.sh exit 86: a guest kernel panic)

@@ -169,6 +169,24 @@ for mtu in 1500 9000; do
         if [ $? -eq 0 ]; then pass "sha256 ${XFER_MB}MiB mtu $mtu $dir: $out"; else fail "sha256 ${XFER_MB}MiB mtu $mtu $dir: $out"; cat /tmp/xfer.recv; fi
     done
 done
+
+# 4b. an 802.1Q VLAN at MTU 9000: the tagged frame is 4 bytes longer than
+# the MTU allows untagged, the RX buffers must have room for the tag
+info "VLAN 802.1Q at MTU 9000"
+VID=42
+if ip link add link "$DUT" name "$DUT.$VID" type vlan id $VID &&
+   P ip link add link "$PEER" name vpeer type vlan id $VID; then
+    ip addr add 10.42.0.1/24 dev "$DUT.$VID"; ip link set "$DUT.$VID" mtu 9000 up
+    P ip addr add 10.42.0.2/24 dev vpeer; P ip link set vpeer mtu 9000 up
+    sleep 1
+    ping_ok "" 10.42.0.2 $((9000 - 28)) && pass "VLAN $VID mtu 9000: ping DUT->peer full size" ||
+        { fail "VLAN $VID mtu 9000: ping DUT->peer full size"; cat /tmp/ping.out; }
+    ping_ok "P" 10.42.0.1 $((9000 - 28)) && pass "VLAN $VID mtu 9000: ping peer->DUT full size" ||
+        { fail "VLAN $VID mtu 9000: ping peer->DUT full size"; cat /tmp/ping.out; }
+    ip link del "$DUT.$VID"; P ip link del vpeer
+else
+    fail "VLAN: cannot create 802.1Q interfaces (CONFIG_VLAN_8021Q?)"
+fi
 set_mtu 1500
 
 # 5. RSS: spread over the 4 RX channels with a real key and check queues
