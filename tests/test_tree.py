@@ -31,16 +31,16 @@ def patch_ids(pdir):
     return ids
 
 
-def git(tree, *args):
-    p = run(["git", "-C", str(tree), *args])
+def git(tree, *args, env=None):
+    p = run(["git", "-C", str(tree), *args], env=env)
     assert p.returncode == 0, p.stderr
     return p.stdout
 
 
-def commit_edit(tree, text, subject):
+def commit_edit(tree, text, subject, env=None):
     f = tree / "drivers/net/ethernet/microchip/lan743x_main.h"
     f.write_text(f.read_text() + text)
-    git(tree, "commit", "-qam", subject + "\n\nSigned-off-by: T <t@x.invalid>")
+    git(tree, "commit", "-qam", subject, env=env)
 
 
 def test_round_trip_and_refusal(tmp_path):
@@ -52,8 +52,17 @@ def test_round_trip_and_refusal(tmp_path):
     # the tree is the base plus the parent stack (patches/net)
     assert git(tree, "rev-parse", "HEAD") == git(tree, "rev-parse",
                                                   "stack-base")
-    commit_edit(tree, "/* one */\n", "net: lan743x: one")
-    commit_edit(tree, "/* two */\n", "net: lan743x: two")
+    # one commit by the exporting user, one by somebody else
+    commit_edit(tree, "/* one */\n", "net: lan743x: one", env=env)
+    commit_edit(tree, "/* two */\n", "net: lan743x: two",
+                env=dict(env, GIT_AUTHOR_NAME="Some One",
+                         GIT_AUTHOR_EMAIL="some@one.invalid"))
+    # and one by the lab's old placeholder identity (v1's patches)
+    ph = "Lab Developer <dev@lan743x-lab.invalid>"
+    commit_edit(tree, "/* three */\n",
+                "net: lan743x: three\n\nSigned-off-by: " + ph,
+                env=dict(env, GIT_AUTHOR_NAME="Lab Developer",
+                         GIT_AUTHOR_EMAIL="dev@lan743x-lab.invalid"))
 
     # local commits not exported: refuse, and say how
     p = run(["bash", "lab/tree.sh"], env=env)
@@ -64,12 +73,21 @@ def test_round_trip_and_refusal(tmp_path):
     assert p.returncode == 0, p.stderr
     pdir = tmp_path / "patches"
     names = sorted(x.name for x in pdir.glob("*.patch"))
-    assert names[0] == "0000-cover-letter.patch" and len(names) == 3
+    assert names[0] == "0000-cover-letter.patch" and len(names) == 4
     first = (pdir / names[1]).read_text()
-    assert "Subject: [RFC PATCH net-next v2 1/2] net: lan743x: one" in first
+    assert "Subject: [RFC PATCH net-next v2 1/3] net: lan743x: one" in first
     # the exporting user's identity: author and a Signed-off-by of theirs
     assert "From: Ex Porter <exporter@x.invalid>" in first
     assert "Signed-off-by: Ex Porter <exporter@x.invalid>" in first
+    # somebody else's commit keeps its author and gets the exporter's sign-off
+    second = (pdir / names[2]).read_text()
+    assert "From: Some One <some@one.invalid>" in second
+    assert "Signed-off-by: Ex Porter <exporter@x.invalid>" in second
+    # the placeholder's commit becomes the exporter's, its sign-off too
+    third = (pdir / names[3]).read_text()
+    assert "From: Ex Porter <exporter@x.invalid>" in third
+    assert "Signed-off-by: Ex Porter <exporter@x.invalid>" in third
+    assert "dev@lan743x-lab.invalid" not in third
     assert "base-commit:" in (pdir / names[0]).read_text()
     cover = (pdir / names[0]).read_text()
     assert "*** SUBJECT HERE ***" not in cover
@@ -82,8 +100,8 @@ def test_round_trip_and_refusal(tmp_path):
     p = run(["bash", "lab/export.sh"], env=env)
     assert p.returncode == 0, p.stderr
     assert patch_ids(pdir) == ids
-    assert git(tree, "log", "--format=%s", "stack-base..HEAD").split("\n")[:2] == [
-        "net: lan743x: two", "net: lan743x: one"]
+    assert git(tree, "log", "--format=%s", "stack-base..HEAD").split("\n")[:3] == [
+        "net: lan743x: three", "net: lan743x: two", "net: lan743x: one"]
 
     # uncommitted edits: refuse
     f = tree / "MAINTAINERS"
