@@ -16,7 +16,8 @@
 #                else the kernel's own module (modprobe).
 #   env: LAN743X_MODDIR (dir with lib/modules/<ver> for the module's
 #        dependencies, set by lab/vm.sh from MODDIR), LAN743X_PEER_MAC,
-#        LAN743X_TESTS (space list of test files, default all in Makefile),
+#        LAN743X_TESTS (space list of test files, default all in Makefile,
+#        "none": only the generic tests below),
 #        LAN743X_GENERIC (space list of the kernel's own generic driver
 #        tests, relative to drivers/net, e.g. "ping.py hw/pp_alloc_fail.py";
 #        each one that exists in the tree runs after ours, KTAP in
@@ -55,6 +56,7 @@ state() {	# state DUT: what the tests change, on both ends
 }
 
 programs() {
+	[ "${LAN743X_TESTS:-}" != none ] || return 0	# the generic tests only
 	if [ -n "${LAN743X_TESTS:-}" ]; then
 		echo "$LAN743X_TESTS"
 		return
@@ -104,7 +106,7 @@ for m in "${MODS[@]}"; do
 	for g in ${LAN743X_GENERIC:-}; do
 		gname=generic-$(echo "${g%.py}" | tr / -)
 		if [ ! -f "$TESTS/drivers/net/$g" ]; then
-			echo "not ok 1 $gname # SKIP not in this kernel's selftests" |
+			echo "ok 1 generic.${g%.py} # SKIP not in this kernel's selftests" |
 				tee "$OUT/$name/$gname.ktap"
 			continue
 		fi
@@ -113,7 +115,7 @@ for m in "${MODS[@]}"; do
 		(cd "$TESTS/drivers/net/$(dirname "$g")" && NETIF=$dut LOCAL_V4=$LOCAL_V4 \
 			REMOTE_V4=$REMOTE_V4 REMOTE_TYPE=netns REMOTE_ARGS=$NS \
 			timeout -k 10 900 python3 "./$(basename "$g")") 2>&1 |
-			sed "s/^\(\s*\(not \)\?ok [0-9]* \)/\1$gname./" |
+			sed "s/^\(\s*\(not \)\?ok [0-9]* \)/\1generic./" |
 			tee "$OUT/$name/$gname.ktap"
 		echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/$gname.ktap"
 	done
