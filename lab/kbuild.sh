@@ -156,7 +156,7 @@ with_src_lock() {
 	local name
 	name=$(lockname "${1:-}")
 	# check.py holds the main lock for its whole run and tells us so
-	[ "$name" = src ] && [ "${LAN743X_SRC_LOCKED:-0}" = 1 ] && return
+	[ "$name" = "src-$LAB_BASE" ] && [ "${LAN743X_SRC_LOCKED:-0}" = 1 ] && return
 	mkdir -p "$CACHE"
 	exec 9>"$CACHE/$name.lock"
 	flock 9
