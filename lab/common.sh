@@ -112,6 +112,42 @@ EOS
 	echo "$v" >"$BASE_DEBS/version"
 }
 
+# SPARSE_SUITE/SPARSE_VERSION: Debian 12's sparse 0.6.4 predates
+# __typeof_unqual__, and 7.3's build then turns C=2 off with a mere warning
+# (scripts/checker-valid.sh). The lab builds sid's sparse from its Debian
+# source package instead (a few seconds), for every base.
+SPARSE_SUITE=sid
+SPARSE_VERSION=0.6.5~rc1-2
+
+# sparse_bin: the lab's sparse, built from Debian's source package if needed
+sparse_bin() {
+	local d=$CACHE/tools/sparse-$SPARSE_VERSION a=$CACHE/apt/$SPARSE_SUITE-src
+	if [ ! -x "$d/sparse" ]; then
+		mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$d.tmp"
+		cat >"$a/lab.sources" <<EOS
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: $SPARSE_SUITE
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOS
+		local o="-o Dir::Etc::SourceList=$a/lab.sources -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$a/lists -o Dir::Cache=$a/cache"
+		progress "building sparse $SPARSE_VERSION from Debian's source package"
+		# shellcheck disable=SC2086
+		apt-get $o update -qq >/dev/null 2>&1 &&
+			(cd "$d.tmp" && apt-get $o source -qq --download-only "sparse=$SPARSE_VERSION" >/dev/null 2>&1) ||
+			die "cannot download the sparse $SPARSE_VERSION source package ($SPARSE_SUITE)"
+		mkdir -p "$d.tmp/src"
+		tar -xzf "$d.tmp"/sparse_*.orig.tar.gz -C "$d.tmp/src" --strip-components=1 &&
+			make -s -C "$d.tmp/src" -j"$(nproc)" sparse >/dev/null 2>&1 ||
+			die "building sparse $SPARSE_VERSION failed (in $d.tmp)"
+		mkdir -p "$d"
+		cp "$d.tmp/src/sparse" "$d/sparse"
+		rm -rf "$d.tmp"
+	fi
+	echo "$d/sparse"
+}
+
 # base_version: the version of the base package in use, checked.
 base_version() {
 	local v

@@ -56,4 +56,5 @@ for b in $BASES; do
 	note_base_drift "$v"
 	vs+=("$BASE_PKG $v")
 done
+sparse_bin >/dev/null
 progress "setup: all tools present (bases: ${vs[*]})"
