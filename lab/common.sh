@@ -148,6 +148,42 @@ EOS
 	echo "$d/sparse"
 }
 
+# guest_tools: newer user-space tools for the VM guest (which runs on the
+# host's root file system) in $CACHE/tools/bin, put first on the guest's
+# PATH by lab/vm.sh: trixie's ethtool (Debian 12's 6.1 has no --json for
+# -g, which the kernel's hw/pp_alloc_fail.py uses). Nothing is installed
+# into the system.
+GUEST_ETHTOOL_SUITE=trixie
+GUEST_ETHTOOL_VERSION=1:6.14.2-1
+guest_tools() {
+	local d=$CACHE/tools a=$CACHE/apt/$GUEST_ETHTOOL_SUITE v tmp
+	v=${GUEST_ETHTOOL_VERSION#*:}
+	if [ "$(cat "$d/bin/.ethtool-version" 2>/dev/null)" != "$v" ]; then
+		mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$d/bin"
+		cat >"$a/lab.sources" <<EOS
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: $GUEST_ETHTOOL_SUITE
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOS
+		local o="-o Dir::Etc::SourceList=$a/lab.sources -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$a/lists -o Dir::Cache=$a/cache"
+		tmp=$(mktemp -d)
+		progress "fetching ethtool $v ($GUEST_ETHTOOL_SUITE) for the guest"
+		# shellcheck disable=SC2086
+		apt-get $o update -qq >/dev/null 2>&1 &&
+			(cd "$tmp" && apt-get $o download -qq "ethtool=$GUEST_ETHTOOL_VERSION" >/dev/null 2>&1) ||
+			{ rm -rf "$tmp"; die "cannot download ethtool $v ($GUEST_ETHTOOL_SUITE)"; }
+		dpkg-deb -x "$tmp"/ethtool_*.deb "$tmp/x" &&
+			cp "$tmp/x/usr/sbin/ethtool" "$d/bin/ethtool" ||
+			{ rm -rf "$tmp"; die "unpacking ethtool $v failed"; }
+		rm -rf "$tmp"
+		"$d/bin/ethtool" --version >/dev/null || die "ethtool $v does not run here"
+		echo "$v" >"$d/bin/.ethtool-version"
+	fi
+	echo "$d/bin"
+}
+
 # base_version: the version of the base package in use, checked.
 base_version() {
 	local v

@@ -57,4 +57,5 @@ for b in $BASES; do
 	vs+=("$BASE_PKG $v")
 done
 sparse_bin >/dev/null
+guest_tools >/dev/null
 progress "setup: all tools present (bases: ${vs[*]})"

@@ -100,6 +100,9 @@ done
 if [ -n "${MODDIR:-}" ]; then
     GCMD="$GCMD LAN743X_MODDIR=$(printf %q "$(cd "$MODDIR" && pwd)")"
 fi
+# newer guest tools fetched by the lab (lab/common.sh guest_tools) first
+TOOLS=${LAN743X_LAB_CACHE:-$HOME/.cache/lan743x-lab}/tools/bin
+[ ! -d "$TOOLS" ] || GCMD="$GCMD PATH=$(printf %q "$TOOLS"):\$PATH"
 GCMD="$GCMD &&"
 for a in "$@"; do GCMD="$GCMD $(printf %q "$a")"; done
 
