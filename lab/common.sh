@@ -48,6 +48,7 @@ select_base() {
 }
 select_base "$LAB_BASE"
 SERIES_PREFIX=$(conf_get STACK "$STACK" PREFIX)
+SERIES_VERSION=$(conf_get STACK "$STACK" VERSION)
 TREE=${LAN743X_TREE:-$ROOT_DIR/build/$STACK/linux}
 PATCHES=${LAN743X_PATCHES:-$ROOT_DIR/patches/$STACK}
 

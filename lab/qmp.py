@@ -42,6 +42,7 @@ FAULTS = {
     "rx-len-long": {},      # ... as the frame's buffer space + 1024
     "rx-len-zero": {},      # ... as 0
     "drop-fs": {},          # FS left out of the first descriptor
+    "ext-missing": {},      # LS with EXT set, no extension descriptor after it
     "drop-ls": {},          # LS left out of the last descriptor
     "spurious-irq": {"vectors": "fault-spurious-irq-vectors",
                      "period_us": "fault-spurious-irq-period-us"},

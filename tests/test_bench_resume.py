@@ -14,7 +14,8 @@ def test_bench_resumes_after_guest_crash(tmp_path):
     out = tmp_path / "bench"
     env = dict(os.environ, LAN743X_BENCH_CRASH_AT="2")
     p = run(["python3", "lab/bench.py", "--variant", "guest", "--reps", "2",
-             "--secs", "1", "--modules", "upstream", "--cells", "udp-burst",
+             "--secs", "1", "--modules", "upstream,series", "--cells",
+             "udp-burst",
              "--swiotlb", "off", "--out", str(out)], env=env, timeout=1800)
     log = p.stdout + p.stderr
     assert p.returncode == 0, log[-4000:]
@@ -27,5 +28,5 @@ def test_bench_resumes_after_guest_crash(tmp_path):
     keys = [(r["rep"], r["module"], r["cell"]) for r in recs]
     # every (repetition, cell) exactly once: rep 1 kept, rep 2 re-run
     assert sorted(keys) == sorted(
-        (rep, "upstream", cell) for rep in (1, 2)
+        (rep, mod, cell) for rep in (1, 2) for mod in ("upstream", "series")
         for cell in ("mem-up", "udp-burst")), keys
