@@ -42,7 +42,7 @@ unit: setup
 
 test: setup
 	@$(PY) lab/check.py
-	@$(PY) -m pytest -q -rs tests
+	@$(PY) -m pytest -q -rs --durations=25 tests
 
 bench: setup
 	@$(PY) lab/bench.py
