@@ -7,11 +7,14 @@ written before the crash is lost or measured twice."""
 import json
 import os
 
-from conftest import run
+from conftest import run, vm_inputs
 
 
 def test_bench_resumes_after_guest_crash(tmp_path):
     out = tmp_path / "bench"
+    # QEMU and the guest kernel first, outside the bench's time limit (a
+    # cold cache builds them here; a failed build fails with its reason)
+    vm_inputs()
     env = dict(os.environ, LAN743X_BENCH_CRASH_AT="2")
     p = run(["python3", "lab/bench.py", "--variant", "guest", "--reps", "2",
              "--secs", "1", "--modules", "upstream,series", "--cells",
