@@ -22,6 +22,7 @@
 #include "qemu/module.h"
 #include "qemu/timer.h"
 #include "qemu/bswap.h"
+#include "qemu/queue.h"
 #include "qapi/error.h"
 #include "qapi/visitor.h"
 #include "qom/object.h"
@@ -92,6 +93,55 @@ typedef struct L7WbPending {
     uint32_t val[L7_WB_MAX_WRITES];
 } L7WbPending;
 
+/*
+ * Per-channel RX FIFO of the FIFO controller (FCT): frames that passed the
+ * MAC and the receive filter and wait for their DMA channel.  Capacity in
+ * bytes (frame padded to 60 + FCS), property rx-fifo-kib.
+ */
+typedef struct L7RxFifoEnt {
+    QSIMPLEQ_ENTRY(L7RxFifoEnt) next;
+    size_t len;
+    uint8_t data[];
+} L7RxFifoEnt;
+
+typedef struct L7RxFifo {
+    QSIMPLEQ_HEAD(, L7RxFifoEnt) q;
+    uint32_t used;              /* bytes */
+    uint32_t frames;
+} L7RxFifo;
+
+/*
+ * Operations that take time on the silicon and complete from a timer:
+ * kinds (one QOM property each) and slots (one per channel and register).
+ */
+enum {
+    L7A_DMA_STOP,               /* DMAC_CMD STOP_R/STOP_T: STOP_PENDING */
+    L7A_DMA_RESET,              /* DMAC_CMD SWR/RX_SWR/TX_SWR read 1 */
+    L7A_FIFO_RESET,             /* FCT_RX_CTL/FCT_TX_CTL RESET read 1 */
+    L7A_MAC_DIS,                /* MAC_RX.RXD / MAC_TX.TXD set later */
+    L7A_KINDS
+};
+
+static const char *const l7_async_names[L7A_KINDS] = {
+    [L7A_DMA_STOP] = "dma-stop",
+    [L7A_DMA_RESET] = "dma-reset",
+    [L7A_FIFO_RESET] = "fifo-reset",
+    [L7A_MAC_DIS] = "mac-disable",
+};
+
+enum {
+    L7O_RX_STOP = 0,                            /* + RX channel */
+    L7O_TX_STOP = L7O_RX_STOP + L7_NUM_RX_CH,   /* + TX channel */
+    L7O_RX_SWR = L7O_TX_STOP + L7_NUM_TX_CH,
+    L7O_TX_SWR = L7O_RX_SWR + L7_NUM_RX_CH,
+    L7O_DMAC_SWR = L7O_TX_SWR + L7_NUM_TX_CH,
+    L7O_FCT_RX_RST,
+    L7O_FCT_TX_RST = L7O_FCT_RX_RST + L7_NUM_RX_CH,
+    L7O_MAC_RXD = L7O_FCT_TX_RST + L7_NUM_TX_CH,
+    L7O_MAC_TXD,
+    L7O_NUM
+};
+
 typedef struct L7Counters {
     uint64_t reg_reads[L7_NREGS];
     uint64_t reg_writes[L7_NREGS];
@@ -132,6 +182,16 @@ typedef struct L7Counters {
     uint64_t tx_pace_holds;
     uint64_t rx_fault_holds;
     uint64_t fault_fired[L7F_NUM];
+    uint64_t rx_fifo_queued[L7_NUM_RX_CH];
+    uint64_t rx_fifo_overflow[L7_NUM_RX_CH];
+    uint64_t rx_fifo_peak_bytes[L7_NUM_RX_CH];
+    uint64_t rx_fifo_flushed;
+    uint64_t rx_drop_fifo_reset;
+    uint64_t tx_pause_frames;
+    uint64_t rx_pause_holds;
+    uint64_t desc_tail_errors;
+    uint64_t async_started[L7A_KINDS];
+    uint64_t async_busy_reads[L7A_KINDS];
 } L7Counters;
 
 typedef struct L7Phy {
@@ -162,6 +222,10 @@ struct Lan7430State {
     uint32_t rate_mbps;          /* wire pacing, 0 = unpaced */
     uint32_t rate_burst_us;      /* how far frames may run ahead of the wire */
     uint32_t rate_catchup_us;    /* wire time lost to late timers made up */
+    uint32_t rx_fifo_kib;        /* per-channel RX FIFO size */
+    uint32_t peer_pause;         /* link partner honours pause frames */
+    uint32_t async_us[L7A_KINDS]; /* duration of each kind of operation */
+    uint32_t desc_check;         /* out-of-range tails raise DMAC errors */
 
     /* fault injection (QOM properties, settable at runtime) */
     L7Fault fault[L7F_NUM];
@@ -224,6 +288,11 @@ struct Lan7430State {
     uint32_t tx_tail[L7_NUM_TX_CH];
     uint32_t fct_rx_en;
     uint32_t fct_tx_en;
+    uint32_t fct_int_sts;
+    L7RxFifo rxf[L7_NUM_RX_CH];
+    uint32_t pause_ch;           /* channels whose FIFO level sent XOFF */
+    int64_t op_due[L7O_NUM];     /* operation in progress until, 0 = idle */
+    QEMUTimer *op_timer;
 
     /* MAC */
     uint32_t mac_rx;
@@ -802,6 +871,7 @@ static void l7_stats_reset(Lan7430State *s)
 }
 
 static void l7_rx_kick(Lan7430State *s);
+static void l7_rx_fifo_flush(Lan7430State *s, int ch, bool disable);
 
 /* Light reset: everything in the CSR space except PCI config and counters */
 static void l7_soft_reset(Lan7430State *s)
@@ -826,6 +896,15 @@ static void l7_soft_reset(Lan7430State *s)
     l7_dmac_reset(s);
     s->fct_rx_en = 0;
     s->fct_tx_en = 0;
+    s->fct_int_sts = 0;
+    memset(s->op_due, 0, sizeof(s->op_due));
+    if (s->op_timer) {
+        timer_del(s->op_timer);
+    }
+    for (v = 0; v < L7_NUM_RX_CH; v++) {
+        l7_rx_fifo_flush(s, v, false);
+    }
+    s->pause_ch = 0;
     /* MAC_RX: max size 1518 (FCS included); receiver/transmitter disabled */
     s->mac_rx = (1518u << L7_MAC_RX_MAX_SHIFT) | L7_MAC_RX_RXD;
     s->mac_tx = L7_MAC_TX_TXD;
@@ -1091,7 +1170,10 @@ static bool l7_rx_fifo_enabled(Lan7430State *s, int ch)
 
 static bool l7_rx_dma_ready(Lan7430State *s, int ch)
 {
+    /* a channel with a stop pending takes no further frame */
     return (s->dmac_run & L7_DMAC_CMD_START_R(ch)) &&
+           !(s->dmac_stop & L7_DMAC_CMD_STOP_R(ch)) &&
+           (PCI_DEVICE(s)->config[PCI_COMMAND] & PCI_COMMAND_MASTER) &&
            (l7_reg(s, L7_RX_CFG_B(ch)) & L7_RX_CFG_B_RING_LEN_MASK) > 1;
 }
 
@@ -1280,30 +1362,27 @@ static void l7_rx_head_wb(Lan7430State *s, int ch, uint32_t idx)
     }
 }
 
-static ssize_t l7_receive_frame(Lan7430State *s, const uint8_t *buf,
-                                size_t size)
+/*
+ * MAC and receive filter: the RX channel the frame goes to, or -1 when
+ * the MAC drops it (counted).
+ */
+static int l7_rx_mac(Lan7430State *s, const uint8_t *buf, size_t size)
 {
     PCIDevice *pd = PCI_DEVICE(s);
     uint8_t *f = s->rxbuf;
-    uint32_t flen, maxsz, pad, ring, idx, tail, need, got, crc, st, rep_len;
-    bool f_drop_fs, f_drop_ls, f_wb_desc, f_wb_head, f_ext_missing;
-    unsigned sp = l7_desc_space(s);
-    uint64_t base;
-    bool ts;
-    int ch, nd, i;
+    uint32_t flen, maxsz;
     size_t len = size;
-    uint32_t descs[64];
 
     if (!(pd->config[PCI_COMMAND] & PCI_COMMAND_MASTER) || !l7_rx_enabled(s)) {
         s->cnt.rx_drop_disabled++;
         trace_lan743x_rx_drop("disabled", size);
-        return size;
+        return -1;
     }
     if (len > L7_RXBUF_MAX - 4) {
         s->cnt.rx_drop_size++;
         l7_stat_add(s, L7_STAT_RX_OVERSIZE, 1);
         trace_lan743x_rx_drop("too-big", size);
-        return size;
+        return -1;
     }
     memcpy(f, buf, len);
     if (len < 60) {
@@ -1313,7 +1392,7 @@ static ssize_t l7_receive_frame(Lan7430State *s, const uint8_t *buf,
     if (!l7_filter(s, f)) {
         s->cnt.rx_drop_filter++;
         trace_lan743x_rx_drop("filter", size);
-        return size;
+        return -1;
     }
     flen = len + 4;
     maxsz = (s->mac_rx & L7_MAC_RX_MAX_MASK) >> L7_MAC_RX_MAX_SHIFT;
@@ -1324,27 +1403,35 @@ static ssize_t l7_receive_frame(Lan7430State *s, const uint8_t *buf,
         s->cnt.rx_drop_size++;
         l7_stat_add(s, L7_STAT_RX_OVERSIZE, 1);
         trace_lan743x_rx_drop("oversize", size);
-        return size;
+        return -1;
     }
-    ch = l7_rss_channel(s, f, len);
-    if (!l7_rx_fifo_enabled(s, ch)) {
-        s->cnt.rx_drop_disabled++;
-        l7_stat_add(s, L7_STAT_RX_DROPPED, 1);
-        trace_lan743x_rx_drop("channel-stopped", size);
-        return size;
+    return l7_rss_channel(s, f, len);
+}
+
+/*
+ * RX DMA: write one frame into channel ch's ring.  Returns 1 when written,
+ * 0 when the ring has no usable descriptors now (nothing changed), -1 when
+ * the frame can never fit (dropped, counted).
+ */
+static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
+                     size_t size)
+{
+    uint8_t *f = s->rxbuf;
+    uint32_t flen, pad, ring, idx, tail, need, got, crc, st, rep_len;
+    bool f_drop_fs, f_drop_ls, f_wb_desc, f_wb_head, f_ext_missing;
+    unsigned sp = l7_desc_space(s);
+    uint64_t base;
+    bool ts;
+    int nd, i;
+    size_t len = size;
+    uint32_t descs[64];
+
+    memcpy(f, buf, len);
+    if (len < 60) {
+        memset(f + len, 0, 60 - len);
+        len = 60;
     }
-    if (!l7_rx_dma_ready(s, ch)) {
-        /*
-         * FIFO enabled, DMA channel stopped: the frame waits in the FIFO
-         * until the channel starts, as it does for a full ring (FIFO plus
-         * flow control, not modelled byte by byte); disabling the FIFO
-         * drops it.
-         */
-        s->rx_blocked = true;
-        s->cnt.rx_fifo_holds++;
-        trace_lan743x_rx_fifo_hold(ch, size);
-        return 0;
-    }
+    flen = len + 4;
 
     /* FCS */
     crc = crc32(0, f, len);
@@ -1369,7 +1456,7 @@ static ssize_t l7_receive_frame(Lan7430State *s, const uint8_t *buf,
             s->cnt.rx_drop_no_desc++;
             l7_stat_add(s, L7_STAT_RX_DROPPED, 1);
             trace_lan743x_rx_drop("buffers-too-small", size);
-            return size;
+            return -1;
         }
         if (idx == tail) {
             goto no_desc;
@@ -1516,21 +1603,176 @@ static ssize_t l7_receive_frame(Lan7430State *s, const uint8_t *buf,
                   (int64_t)s->fault_rx_stall_ms * SCALE_MS);
         trace_lan743x_fault_rx_stall(s->fault_rx_stall_ms);
     }
-    return size;
+    return 1;
 
 no_desc:
-    s->rx_blocked = true;
-    s->cnt.rx_no_desc_stalls++;
-    trace_lan743x_rx_nodesc(ch, s->rx_head[ch], s->rx_tail[ch]);
     return 0;
+}
+
+/* ---- per-channel RX FIFO (FCT) ---- */
+
+static uint32_t l7_fifo_bytes(size_t len)
+{
+    return MAX(len, 60) + 4;
+}
+
+static bool l7_op_busy(Lan7430State *s, int op)
+{
+    return s->op_due[op] != 0;
+}
+
+/*
+ * Flow control: with MAC_FLOW.TX_FCEN and FCT_FLOW(ch).REQ_EN the MAC
+ * sends a pause frame (XOFF, pause time FCPT) when the channel's FIFO
+ * level reaches ON, and a zero pause frame (XON) once every paused
+ * channel's level is back at or below OFF.  Both counted in
+ * STAT_TX_PAUSE_FRAMES.  A pause stops the whole link.
+ */
+static void l7_rx_pause_update(Lan7430State *s, int ch)
+{
+    uint32_t flow = l7_reg(s, L7_FCT_FLOW(ch));
+    uint32_t on = (flow & L7_FCT_FLOW_ON_MASK) * L7_FCT_FLOW_UNIT;
+    uint32_t off = ((flow & L7_FCT_FLOW_OFF_MASK) >> L7_FCT_FLOW_OFF_SHIFT) *
+                   L7_FCT_FLOW_UNIT;
+    bool fc = (l7_reg(s, L7_MAC_FLOW) & L7_MAC_FLOW_TX_FCEN) &&
+              (flow & L7_FCT_FLOW_REQ_EN) && on;
+    uint32_t was = s->pause_ch;
+
+    if (fc && s->rxf[ch].used >= on) {
+        s->pause_ch |= 1u << ch;
+    } else if (!fc || s->rxf[ch].used <= off) {
+        s->pause_ch &= ~(1u << ch);
+    }
+    if (!was != !s->pause_ch) {
+        l7_stat_add(s, L7_STAT_TX_PAUSE_FRAMES, 1);
+        s->cnt.tx_pause_frames++;
+        trace_lan743x_rx_pause(ch, s->pause_ch != 0, s->rxf[ch].used);
+    }
+}
+
+/* a frame for channel ch waits in its FIFO, or overflows it (dropped) */
+static void l7_rx_fifo_push(Lan7430State *s, int ch, const uint8_t *buf,
+                            size_t size)
+{
+    L7RxFifo *q = &s->rxf[ch];
+    uint32_t n = l7_fifo_bytes(size);
+    L7RxFifoEnt *e;
+
+    if (q->used + n > s->rx_fifo_kib * 1024) {
+        s->cnt.rx_fifo_overflow[ch]++;
+        s->fct_int_sts |= L7_FCT_INT_RDFO(ch);
+        l7_stat_add(s, L7_STAT_RX_DROPPED, 1);
+        trace_lan743x_rx_fifo_overflow(ch, size, q->used);
+        return;
+    }
+    e = g_malloc(sizeof(*e) + size);
+    e->len = size;
+    memcpy(e->data, buf, size);
+    QSIMPLEQ_INSERT_TAIL(&q->q, e, next);
+    q->used += n;
+    q->frames++;
+    s->cnt.rx_fifo_queued[ch]++;
+    s->cnt.rx_fifo_peak_bytes[ch] = MAX(s->cnt.rx_fifo_peak_bytes[ch],
+                                        q->used);
+    trace_lan743x_rx_fifo_queue(ch, size, q->used);
+    l7_rx_pause_update(s, ch);
+}
+
+/* move frames from channel ch's FIFO into its ring while it takes them */
+static void l7_rx_fifo_drain(Lan7430State *s, int ch)
+{
+    L7RxFifo *q = &s->rxf[ch];
+    L7RxFifoEnt *e;
+
+    while ((e = QSIMPLEQ_FIRST(&q->q)) && l7_rx_dma_ready(s, ch) &&
+           !s->rx_stalled && !s->wb.active) {
+        if (l7_rx_dma(s, ch, e->data, e->len) == 0) {
+            break;              /* ring full: stays in the FIFO */
+        }
+        QSIMPLEQ_REMOVE_HEAD(&q->q, next);
+        q->used -= l7_fifo_bytes(e->len);
+        q->frames--;
+        g_free(e);
+    }
+    l7_rx_pause_update(s, ch);
+}
+
+/* empty channel ch's FIFO: FCT disable (frames dropped) or reset */
+static void l7_rx_fifo_flush(Lan7430State *s, int ch, bool disable)
+{
+    L7RxFifo *q = &s->rxf[ch];
+    L7RxFifoEnt *e;
+
+    while ((e = QSIMPLEQ_FIRST(&q->q))) {
+        QSIMPLEQ_REMOVE_HEAD(&q->q, next);
+        if (disable) {
+            s->cnt.rx_drop_disabled++;
+            l7_stat_add(s, L7_STAT_RX_DROPPED, 1);
+            trace_lan743x_rx_drop("fifo-disabled", e->len);
+        } else {
+            s->cnt.rx_fifo_flushed++;
+            trace_lan743x_rx_drop("fifo-reset", e->len);
+        }
+        g_free(e);
+    }
+    q->used = 0;
+    q->frames = 0;
+    l7_rx_pause_update(s, ch);
+}
+
+/*
+ * One frame off the wire: MAC, filter, channel; then straight into the
+ * ring, or into the channel's FIFO while the channel is stopped, its ring
+ * is full or older frames wait there.  Never refused: a stopped channel
+ * does not hold back the other channels.
+ */
+static void l7_receive_frame(Lan7430State *s, const uint8_t *buf,
+                             size_t size)
+{
+    int ch = l7_rx_mac(s, buf, size);
+
+    if (ch < 0) {
+        return;
+    }
+    if (!l7_rx_fifo_enabled(s, ch) || l7_op_busy(s, L7O_FCT_RX_RST + ch)) {
+        bool rst = l7_op_busy(s, L7O_FCT_RX_RST + ch);
+
+        if (rst) {
+            s->cnt.rx_drop_fifo_reset++;
+        } else {
+            s->cnt.rx_drop_disabled++;
+        }
+        l7_stat_add(s, L7_STAT_RX_DROPPED, 1);
+        trace_lan743x_rx_drop(rst ? "fifo-in-reset" : "channel-stopped", size);
+        return;
+    }
+    l7_rx_fifo_drain(s, ch);
+    if (QSIMPLEQ_EMPTY(&s->rxf[ch].q) && l7_rx_dma_ready(s, ch)) {
+        if (l7_rx_dma(s, ch, buf, size) != 0) {
+            return;             /* written, or dropped as too big */
+        }
+        s->cnt.rx_no_desc_stalls++;
+        trace_lan743x_rx_nodesc(ch, s->rx_head[ch], s->rx_tail[ch]);
+    } else if (l7_rx_dma_ready(s, ch)) {
+        s->cnt.rx_no_desc_stalls++;     /* behind frames waiting for descs */
+    } else {
+        s->cnt.rx_fifo_holds++;
+        trace_lan743x_rx_fifo_hold(ch, size);
+    }
+    l7_rx_fifo_push(s, ch, buf, size);
 }
 
 static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
                                size_t size)
 {
     Lan7430State *s = qemu_get_nic_opaque(nc);
-    ssize_t r;
 
+    if (s->pause_ch && s->peer_pause) {
+        /* we sent XOFF and the link partner honours it: it sends nothing */
+        s->rx_blocked = true;
+        s->cnt.rx_pause_holds++;
+        return 0;
+    }
     if (l7_rx_enabled(s) && (s->rx_stalled || s->wb.active)) {
         /* rx-stall / wb-delay fault: the DMA takes nothing for now */
         s->rx_blocked = true;
@@ -1559,18 +1801,21 @@ static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
             return 0;
         }
     }
-    r = l7_receive_frame(s, buf, size);
-    if (r > 0) {
-        s->rx_reserved = false;         /* the booked frame went through */
-    }
-    return r;
+    l7_receive_frame(s, buf, size);
+    s->rx_reserved = false;             /* the booked frame went through */
+    return size;
 }
 
 static void l7_rx_kick(Lan7430State *s)
 {
     NetClientState *nc = qemu_get_queue(s->nic);
+    int ch;
 
-    if (!s->rx_blocked) {
+    /* the FIFOs first: their frames are older than anything QEMU holds */
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        l7_rx_fifo_drain(s, ch);
+    }
+    if (!s->rx_blocked || (s->pause_ch && s->peer_pause)) {
         return;
     }
     s->rx_blocked = false;
@@ -1794,6 +2039,7 @@ static bool l7_tx_fifo(Lan7430State *s)
 static bool l7_tx_ready(Lan7430State *s, int ch)
 {
     return (s->dmac_run & L7_DMAC_CMD_START_T(ch)) &&
+           !(s->dmac_stop & L7_DMAC_CMD_STOP_T(ch)) &&
            (s->fct_tx_en & (1u << (28 + ch))) &&
            (s->mac_tx & L7_MAC_TX_TXEN) &&
            (l7_reg(s, L7_TX_CFG_B(ch)) & L7_TX_CFG_B_RING_LEN_MASK) > 1;
@@ -2074,6 +2320,273 @@ static void l7_fault_clear(Lan7430State *s)
     }
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* operations that take time (QEMU timer), properties *-us                   */
+
+static int l7_op_kind(int op)
+{
+    if (op < L7O_RX_SWR) {
+        return L7A_DMA_STOP;
+    }
+    if (op <= L7O_DMAC_SWR) {
+        return L7A_DMA_RESET;
+    }
+    if (op < L7O_MAC_RXD) {
+        return L7A_FIFO_RESET;
+    }
+    return L7A_MAC_DIS;
+}
+
+static void l7_op_rearm(Lan7430State *s)
+{
+    int64_t next = INT64_MAX;
+    int op;
+
+    for (op = 0; op < L7O_NUM; op++) {
+        if (s->op_due[op]) {
+            next = MIN(next, s->op_due[op]);
+        }
+    }
+    if (next == INT64_MAX) {
+        timer_del(s->op_timer);
+    } else {
+        timer_mod(s->op_timer, next);
+    }
+}
+
+/* the operation in slot op has finished: its status bits change now */
+static void l7_op_complete(Lan7430State *s, int op)
+{
+    s->op_due[op] = 0;
+    trace_lan743x_async_done(l7_async_names[l7_op_kind(op)], op);
+    if (op >= L7O_RX_STOP && op < L7O_TX_STOP) {
+        int ch = op - L7O_RX_STOP;
+
+        s->dmac_run &= ~L7_DMAC_CMD_START_R(ch);
+        s->dmac_int_sts |= L7_DMAC_INT_RX_STOP(ch);
+    } else if (op >= L7O_TX_STOP && op < L7O_RX_SWR) {
+        int ch = op - L7O_TX_STOP;
+
+        s->dmac_run &= ~L7_DMAC_CMD_START_T(ch);
+        s->dmac_int_sts |= L7_DMAC_INT_TX_STOP(ch);
+    } else if (op == L7O_MAC_RXD) {
+        if (!(s->mac_rx & L7_MAC_RX_RXEN)) {
+            s->mac_rx |= L7_MAC_RX_RXD;
+        }
+    } else if (op == L7O_MAC_TXD) {
+        if (!(s->mac_tx & L7_MAC_TX_TXEN)) {
+            s->mac_tx |= L7_MAC_TX_TXD;
+        }
+    }
+    /* resets: the effect happened at the write, only the busy bit ends */
+}
+
+/* start the operation in slot op; it completes after its kind's delay */
+static void l7_op_start(Lan7430State *s, int op)
+{
+    int kind = l7_op_kind(op);
+    uint32_t us = s->async_us[kind];
+
+    s->cnt.async_started[kind]++;
+    trace_lan743x_async_start(l7_async_names[kind], op, us);
+    if (!us) {
+        l7_op_complete(s, op);
+        return;
+    }
+    s->op_due[op] = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + (int64_t)us * 1000;
+    l7_op_rearm(s);
+}
+
+static void l7_op_cancel(Lan7430State *s, int op)
+{
+    if (s->op_due[op]) {
+        s->op_due[op] = 0;
+        l7_op_rearm(s);
+    }
+}
+
+static void l7_op_timer_cb(void *opaque)
+{
+    Lan7430State *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int op;
+
+    for (op = 0; op < L7O_NUM; op++) {
+        if (s->op_due[op] && s->op_due[op] <= now) {
+            l7_op_complete(s, op);
+        }
+    }
+    l7_op_rearm(s);
+    l7_update_irq(s);
+    l7_rx_kick(s);
+    l7_tx_process(s, 0);
+}
+
+/* a register read that shows an operation still in progress */
+static void l7_op_busy_read(Lan7430State *s, int first, int n)
+{
+    int op;
+
+    for (op = first; op < first + n; op++) {
+        if (s->op_due[op]) {
+            s->cnt.async_busy_reads[l7_op_kind(op)]++;
+            return;
+        }
+    }
+}
+
+/* bits of DMAC_CMD / FCT_*_CTL that read 1 while a reset is in progress */
+static uint32_t l7_dmac_cmd_busy(Lan7430State *s)
+{
+    uint32_t v = 0;
+    int ch;
+
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        if (s->op_due[L7O_RX_SWR + ch]) {
+            v |= L7_DMAC_CMD_RX_SWR(ch);
+        }
+    }
+    for (ch = 0; ch < L7_NUM_TX_CH; ch++) {
+        if (s->op_due[L7O_TX_SWR + ch]) {
+            v |= L7_DMAC_CMD_TX_SWR(ch);
+        }
+    }
+    if (s->op_due[L7O_DMAC_SWR]) {
+        v |= L7_DMAC_CMD_SWR;
+    }
+    return v;
+}
+
+static uint32_t l7_fct_rx_busy(Lan7430State *s)
+{
+    uint32_t v = 0;
+    int ch;
+
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        if (s->op_due[L7O_FCT_RX_RST + ch]) {
+            v |= L7_FCT_RX_CTL_RESET(ch);
+        }
+    }
+    return v;
+}
+
+/* DMAC_CMD write: soft resets, starts and (asynchronous) stops */
+static void l7_dmac_cmd_write(Lan7430State *s, uint32_t val)
+{
+    int ch;
+
+    if (val & L7_DMAC_CMD_SWR) {
+        for (ch = L7O_RX_STOP; ch <= L7O_DMAC_SWR; ch++) {
+            l7_op_cancel(s, ch);
+        }
+        l7_dmac_reset(s);
+        trace_lan743x_reset("dmac");
+        l7_op_start(s, L7O_DMAC_SWR);
+        return;
+    }
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        if (val & L7_DMAC_CMD_RX_SWR(ch)) {
+            l7_op_cancel(s, L7O_RX_STOP + ch);
+            l7_dma_rx_reset(s, ch);
+            l7_op_start(s, L7O_RX_SWR + ch);
+        }
+        if (val & L7_DMAC_CMD_START_R(ch)) {
+            l7_op_cancel(s, L7O_RX_STOP + ch);
+            s->dmac_run |= L7_DMAC_CMD_START_R(ch);
+            s->dmac_stop &= ~L7_DMAC_CMD_STOP_R(ch);
+        }
+        if (val & L7_DMAC_CMD_STOP_R(ch)) {
+            s->dmac_stop |= L7_DMAC_CMD_STOP_R(ch);
+            if (s->dmac_run & L7_DMAC_CMD_START_R(ch)) {
+                l7_op_start(s, L7O_RX_STOP + ch);       /* STOP_PENDING */
+            }
+        }
+    }
+    for (ch = 0; ch < L7_NUM_TX_CH; ch++) {
+        if (val & L7_DMAC_CMD_TX_SWR(ch)) {
+            l7_op_cancel(s, L7O_TX_STOP + ch);
+            l7_dma_tx_reset(s, ch);
+            l7_op_start(s, L7O_TX_SWR + ch);
+        }
+        if (val & L7_DMAC_CMD_START_T(ch)) {
+            l7_op_cancel(s, L7O_TX_STOP + ch);
+            s->dmac_run |= L7_DMAC_CMD_START_T(ch);
+            s->dmac_stop &= ~L7_DMAC_CMD_STOP_T(ch);
+        }
+        if (val & L7_DMAC_CMD_STOP_T(ch)) {
+            s->dmac_stop |= L7_DMAC_CMD_STOP_T(ch);
+            if (s->dmac_run & L7_DMAC_CMD_START_T(ch)) {
+                l7_op_start(s, L7O_TX_STOP + ch);
+            }
+        }
+    }
+}
+
+/* FCT_RX_CTL write: per channel enable, disable (drops what the FIFO
+ * holds) and reset (empties it; frames arriving until it ends are dropped) */
+static void l7_fct_rx_write(Lan7430State *s, uint32_t val)
+{
+    int ch;
+
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        if (val & L7_FCT_RX_CTL_RESET(ch)) {
+            l7_rx_fifo_flush(s, ch, false);
+            s->fct_int_sts &= ~L7_FCT_INT_RDFO(ch);
+            l7_op_start(s, L7O_FCT_RX_RST + ch);
+        }
+        if (val & L7_FCT_RX_CTL_EN(ch)) {
+            s->fct_rx_en |= L7_FCT_RX_CTL_EN(ch);
+        }
+        if (val & L7_FCT_RX_CTL_DIS(ch)) {
+            s->fct_rx_en &= ~L7_FCT_RX_CTL_EN(ch);
+            l7_rx_fifo_flush(s, ch, true);
+        }
+    }
+}
+
+/*
+ * MAC_RX/MAC_TX write (reg = &mac_rx or &mac_tx, dis = RXD/TXD): clearing
+ * the enable starts a disable that sets RXD/TXD when it completes; RXD/TXD
+ * are write-one-to-clear, and set again by any write that leaves an
+ * already completed disable in place.
+ */
+static void l7_mac_en_write(Lan7430State *s, uint32_t *reg, uint32_t val,
+                            uint32_t dis, int op)
+{
+    uint32_t old = *reg;
+    uint32_t dbit = (val & dis) ? 0 : (old & dis);
+
+    if (val & 1) {                      /* RXEN / TXEN */
+        l7_op_cancel(s, op);
+        *reg = (val & ~dis) | dbit;
+    } else if (old & 1) {
+        *reg = val & ~dis;              /* disable in progress */
+        l7_op_start(s, op);
+    } else {
+        *reg = (val & ~dis) | (s->op_due[op] ? 0 : dis);
+    }
+}
+
+/*
+ * Descriptor validation: a tail index outside the ring is not wrapped but
+ * refused: DMAC_RX/TX_ERR_STS.DESC_TAIL_ERR and DMAC_INT_STS.ERR are set
+ * and the tail keeps its old value (property desc-check, 0 = wrap as the
+ * older model did).  Returns true when the write was refused.
+ */
+static bool l7_tail_check(Lan7430State *s, const char *dir, int ch,
+                          uint32_t idx, uint32_t ring, hwaddr err_reg)
+{
+    if (!s->desc_check || !ring || idx < ring) {
+        return false;
+    }
+    s->regs[err_reg >> 2] |= L7_DMAC_ERR_DESC_TAIL;
+    s->dmac_int_sts |= L7_DMAC_INT_ERR;
+    s->cnt.desc_tail_errors++;
+    trace_lan743x_desc_tail_err(dir, ch, idx, ring);
+    return true;
+}
+
 /* ------------------------------------------------------------------------ */
 /* MMIO                                                                      */
 
@@ -2159,18 +2672,31 @@ static uint64_t lan7430_mmio_read(void *opaque, hwaddr addr, unsigned size)
         break;
     case L7_MAC_RX:
         val = s->mac_rx;
+        l7_op_busy_read(s, L7O_MAC_RXD, 1);
         break;
     case L7_MAC_TX:
         val = s->mac_tx;
+        l7_op_busy_read(s, L7O_MAC_TXD, 1);
         break;
     case L7_FCT_RX_CTL:
-        val = s->fct_rx_en;
+        val = s->fct_rx_en | l7_fct_rx_busy(s);
+        l7_op_busy_read(s, L7O_FCT_RX_RST, L7_NUM_RX_CH);
         break;
     case L7_FCT_TX_CTL:
-        val = s->fct_tx_en;
+        val = s->fct_tx_en |
+              (s->op_due[L7O_FCT_TX_RST] ? L7_FCT_TX_CTL_RESET(0) : 0);
+        l7_op_busy_read(s, L7O_FCT_TX_RST, L7_NUM_TX_CH);
+        break;
+    case L7_FCT_INT_STS:
+        val = s->fct_int_sts;
+        break;
+    case L7_FCT_RX_USED(0) ... L7_FCT_RX_USED(L7_NUM_RX_CH - 1):
+        /* fill level (H1: a 16-bit field; unit unknown, bytes here) */
+        val = s->rxf[(addr - L7_FCT_RX_USED(0)) >> 2].used & 0xFFFF;
         break;
     case L7_DMAC_CMD:
-        val = s->dmac_run | s->dmac_stop;
+        val = s->dmac_run | s->dmac_stop | l7_dmac_cmd_busy(s);
+        l7_op_busy_read(s, L7O_RX_STOP, L7O_DMAC_SWR + 1);
         break;
     case L7_DMAC_INT_STS:
         val = s->dmac_int_sts;
@@ -2293,15 +2819,11 @@ static void lan7430_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
     case L7_OTP_CMD_GO:
         return;
     case L7_FCT_RX_CTL:
-        for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
-            if (val & (1u << (28 + ch))) {
-                s->fct_rx_en |= 1u << (28 + ch);
-            }
-            if (val & (1u << (24 + ch))) {
-                s->fct_rx_en &= ~(1u << (28 + ch));
-            }
-        }
+        l7_fct_rx_write(s, val);
         l7_rx_kick(s);
+        return;
+    case L7_FCT_INT_STS:
+        s->fct_int_sts &= ~val;
         return;
     case L7_FCT_TX_CTL:
         for (ch = 0; ch < L7_NUM_TX_CH; ch++) {
@@ -2310,6 +2832,9 @@ static void lan7430_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
             }
             if (val & (1u << (24 + ch))) {
                 s->fct_tx_en &= ~(1u << (28 + ch));
+            }
+            if (val & L7_FCT_TX_CTL_RESET(ch)) {
+                l7_op_start(s, L7O_FCT_TX_RST + ch);
             }
         }
         l7_tx_process(s, 0);
@@ -2324,30 +2849,14 @@ static void lan7430_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
         }
         s->regs[addr >> 2] = val & ~(L7_MAC_CR_CNTR_RST | L7_MAC_CR_RST);
         return;
-    case L7_MAC_RX: {
-        uint32_t rxd = s->mac_rx & L7_MAC_RX_RXD;
-        if (val & L7_MAC_RX_RXD) {
-            rxd = 0;            /* write one to clear */
-        }
-        if (!(val & L7_MAC_RX_RXEN)) {
-            rxd = L7_MAC_RX_RXD; /* receiver is (now) disabled */
-        }
-        s->mac_rx = (val & ~L7_MAC_RX_RXD) | rxd;
+    case L7_MAC_RX:
+        l7_mac_en_write(s, &s->mac_rx, val, L7_MAC_RX_RXD, L7O_MAC_RXD);
         l7_rx_kick(s);
         return;
-    }
-    case L7_MAC_TX: {
-        uint32_t txd = s->mac_tx & L7_MAC_TX_TXD;
-        if (val & L7_MAC_TX_TXD) {
-            txd = 0;
-        }
-        if (!(val & L7_MAC_TX_TXEN)) {
-            txd = L7_MAC_TX_TXD;
-        }
-        s->mac_tx = (val & ~L7_MAC_TX_TXD) | txd;
+    case L7_MAC_TX:
+        l7_mac_en_write(s, &s->mac_tx, val, L7_MAC_TX_TXD, L7O_MAC_TXD);
         l7_tx_process(s, 0);
         return;
-    }
     case L7_MAC_MII_ACC:
         if (val & L7_MII_ACC_BUSY) {
             l7_mii_access(s, val);
@@ -2421,37 +2930,7 @@ static void lan7430_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
         s->regs[L7_PTP_INT_EN_SET >> 2] &= ~val;
         return;
     case L7_DMAC_CMD:
-        if (val & L7_DMAC_CMD_SWR) {
-            l7_dmac_reset(s);
-            trace_lan743x_reset("dmac");
-            return;
-        }
-        for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
-            if (val & L7_DMAC_CMD_RX_SWR(ch)) {
-                l7_dma_rx_reset(s, ch);
-            }
-            if (val & L7_DMAC_CMD_START_R(ch)) {
-                s->dmac_run |= L7_DMAC_CMD_START_R(ch);
-                s->dmac_stop &= ~L7_DMAC_CMD_STOP_R(ch);
-            }
-            if (val & L7_DMAC_CMD_STOP_R(ch)) {
-                s->dmac_run &= ~L7_DMAC_CMD_START_R(ch);
-                s->dmac_stop |= L7_DMAC_CMD_STOP_R(ch);
-            }
-        }
-        for (ch = 0; ch < L7_NUM_TX_CH; ch++) {
-            if (val & L7_DMAC_CMD_TX_SWR(ch)) {
-                l7_dma_tx_reset(s, ch);
-            }
-            if (val & L7_DMAC_CMD_START_T(ch)) {
-                s->dmac_run |= L7_DMAC_CMD_START_T(ch);
-                s->dmac_stop &= ~L7_DMAC_CMD_STOP_T(ch);
-            }
-            if (val & L7_DMAC_CMD_STOP_T(ch)) {
-                s->dmac_run &= ~L7_DMAC_CMD_START_T(ch);
-                s->dmac_stop |= L7_DMAC_CMD_STOP_T(ch);
-            }
-        }
+        l7_dmac_cmd_write(s, val);
         l7_rx_kick(s);
         l7_tx_process(s, 0);
         return;
@@ -2475,10 +2954,20 @@ static void lan7430_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
         if (addr == L7_RX_HEAD(ch)) {
             return;             /* read only */
         }
+        if (addr == L7_DMAC_RX_ERR_STS(ch) ||
+            (ch < L7_NUM_TX_CH && addr == L7_DMAC_TX_ERR_STS(ch))) {
+            /* status bits 7:0 write one to clear, enables 31:8 storage */
+            s->regs[addr >> 2] = (s->regs[addr >> 2] & 0xFF & ~val) |
+                                 (val & ~0xFFu);
+            return;
+        }
         if (addr == L7_RX_TAIL(ch)) {
             uint32_t ring = l7_reg(s, L7_RX_CFG_B(ch)) &
                             L7_RX_CFG_B_RING_LEN_MASK;
-            s->rx_tail[ch] = (val & 0xFFFF) % (ring ? ring : 0x10000);
+            if (!l7_tail_check(s, "rx", ch, val & 0xFFFF, ring,
+                               L7_DMAC_RX_ERR_STS(ch))) {
+                s->rx_tail[ch] = (val & 0xFFFF) % (ring ? ring : 0x10000);
+            }
             if (val & L7_RX_TAIL_SET_TOP_INT_EN) {
                 s->int_en |= L7_INT_BIT_DMA_RX(ch);
             }
@@ -2498,7 +2987,10 @@ static void lan7430_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
         if (addr == L7_TX_TAIL(ch)) {
             uint32_t ring = l7_reg(s, L7_TX_CFG_B(ch)) &
                             L7_TX_CFG_B_RING_LEN_MASK;
-            s->tx_tail[ch] = (val & 0xFFFF) % (ring ? ring : 0x10000);
+            if (!l7_tail_check(s, "tx", ch, val & 0xFFFF, ring,
+                               L7_DMAC_TX_ERR_STS(ch))) {
+                s->tx_tail[ch] = (val & 0xFFFF) % (ring ? ring : 0x10000);
+            }
             if (val & L7_TX_TAIL_SET_DMAC_INT_EN) {
                 s->dmac_int_en |= L7_DMAC_INT_TX_IOC(ch);
             }
@@ -2620,6 +3112,24 @@ static char *lan7430_get_counters(Object *obj, Error **errp)
     l7_json_arr(g, "rx_head_writebacks", c->rx_head_wb, L7_NUM_RX_CH);
     l7_json_arr(g, "rx_frames_per_channel", c->rx_frames_ch, L7_NUM_RX_CH);
     l7_json_arr(g, "irq_spurious_per_vector", c->irq_spurious, L7_NUM_VECTORS);
+    l7_json_arr(g, "rx_fifo_queued", c->rx_fifo_queued, L7_NUM_RX_CH);
+    l7_json_arr(g, "rx_fifo_overflow", c->rx_fifo_overflow, L7_NUM_RX_CH);
+    l7_json_arr(g, "rx_fifo_peak_bytes", c->rx_fifo_peak_bytes, L7_NUM_RX_CH);
+    g_string_append(g, "\"rx_fifo_bytes\":[");
+    for (i = 0; i < L7_NUM_RX_CH; i++) {
+        g_string_append_printf(g, "%s%u", i ? "," : "", s->rxf[i].used);
+    }
+    g_string_append(g, "],\"async_started\":{");
+    for (i = 0; i < L7A_KINDS; i++) {
+        g_string_append_printf(g, "%s\"%s\":%" PRIu64, i ? "," : "",
+                               l7_async_names[i], c->async_started[i]);
+    }
+    g_string_append(g, "},\"async_busy_reads\":{");
+    for (i = 0; i < L7A_KINDS; i++) {
+        g_string_append_printf(g, "%s\"%s\":%" PRIu64, i ? "," : "",
+                               l7_async_names[i], c->async_busy_reads[i]);
+    }
+    g_string_append(g, "},");
     g_string_append(g, "\"fault_fired\":{");
     for (i = 0; i < L7F_NUM; i++) {
         g_string_append_printf(g, "%s\"%s\":%" PRIu64, i ? "," : "",
@@ -2658,7 +3168,13 @@ static char *lan7430_get_counters(Object *obj, Error **errp)
     J(rx_pace_holds);
     J(tx_pace_holds);
     J(rx_fault_holds);
+    J(rx_fifo_flushed);
+    J(rx_drop_fifo_reset);
+    J(tx_pause_frames);
+    J(rx_pause_holds);
+    J(desc_tail_errors);
 #undef J
+    g_string_append_printf(g, "\"rx_fifo_kib\":%u,", s->rx_fifo_kib);
     g_string_append_printf(g, "\"rate_mbps\":%u,", s->rate_mbps);
     g_string_append_printf(g, "\"int_mod_unit_ns\":%u}", s->int_mod_unit_ns);
     return g_string_free(g, false);
@@ -2709,6 +3225,24 @@ static const L7PropU32 l7_u32_props[] = {
     { "rate-catchup-us", offsetof(Lan7430State, rate_catchup_us), 10000,
       NULL, "wire time (us) lost to a late pacing timer that waiting frames "
       "may make up (absorbs timer latency under TCG)" },
+    { "rx-fifo-kib", offsetof(Lan7430State, rx_fifo_kib), 32, l7_rx_kick,
+      "RX FIFO per channel (KiB); estimate, plausible 12-32: see README" },
+    { "peer-pause", offsetof(Lan7430State, peer_pause), 1, l7_rx_kick,
+      "1 = the link partner honours our pause frames (stops sending), "
+      "0 = it ignores them (the FIFO overflows)" },
+    { "dma-stop-us", offsetof(Lan7430State, async_us[L7A_DMA_STOP]), 20,
+      NULL, "DMAC_CMD STOP_R/STOP_T: STOP_PENDING lasts this long (us)" },
+    { "dma-reset-us", offsetof(Lan7430State, async_us[L7A_DMA_RESET]), 10,
+      NULL, "DMAC_CMD SWR/RX_SWR/TX_SWR read 1 this long (us)" },
+    { "fifo-reset-us", offsetof(Lan7430State, async_us[L7A_FIFO_RESET]), 10,
+      NULL, "FCT_RX_CTL/FCT_TX_CTL RESET reads 1 this long (us); RX frames "
+      "arriving meanwhile are dropped" },
+    { "mac-disable-us", offsetof(Lan7430State, async_us[L7A_MAC_DIS]), 13,
+      NULL, "MAC_RX.RXD / MAC_TX.TXD set this long (us) after the enable "
+      "is cleared" },
+    { "desc-check", offsetof(Lan7430State, desc_check), 1, NULL,
+      "1 = an RX/TX tail outside the ring sets DMAC_*_ERR_STS.DESC_TAIL_ERR "
+      "and is ignored; 0 = wrapped (old model)" },
     { "fault-wb-delay-us", offsetof(Lan7430State, fault_wb_delay_us), 2000,
       NULL, "delay of the wb-delay-desc/wb-delay-head faults (us)" },
     { "fault-rx-stall-ms", offsetof(Lan7430State, fault_rx_stall_ms), 100,
@@ -2895,6 +3429,10 @@ static void lan7430_realize(PCIDevice *pd, Error **errp)
     s->rx_pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_pace_cb, s);
     s->rx_stall_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_stall_cb, s);
     s->wb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_wb_cb, s);
+    s->op_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_op_timer_cb, s);
+    for (v = 0; v < L7_NUM_RX_CH; v++) {
+        QSIMPLEQ_INIT(&s->rxf[v].q);
+    }
     s->fault_irq_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_fault_irq_tick,
                                       s);
     s->flap_tick_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_flap_tick, s);
@@ -2928,6 +3466,10 @@ static void lan7430_exit(PCIDevice *pd)
     timer_free(s->rx_pace_timer);
     timer_free(s->rx_stall_timer);
     timer_free(s->wb_timer);
+    for (v = 0; v < L7_NUM_RX_CH; v++) {
+        l7_rx_fifo_flush(s, v, false);
+    }
+    timer_free(s->op_timer);
     timer_free(s->fault_irq_timer);
     timer_free(s->flap_tick_timer);
     timer_free(s->flap_up_timer);
