@@ -1408,6 +1408,62 @@ static int l7_rx_mac(Lan7430State *s, const uint8_t *buf, size_t size)
     return l7_rss_channel(s, f, len);
 }
 
+#define L7_RX_MAX_DESCS     64
+
+/*
+ * Find enough hardware-owned descriptors between head and tail of channel
+ * ch for need bytes (+ an extension descriptor when ts): their indices in
+ * descs[*nd] (the extension one at descs[*nd]), the next head in *idx, the
+ * buffer bytes in *got.  Returns 1 when found, 0 when the ring has none
+ * now, -1 when the frame can never fit (dropped, counted).
+ */
+static int l7_rx_find_descs(Lan7430State *s, int ch, uint32_t need,
+                            uint32_t pad, bool ts, uint32_t *descs, int *nd,
+                            uint32_t *idx, uint32_t *got, size_t size)
+{
+    uint32_t ring = l7_reg(s, L7_RX_CFG_B(ch)) & L7_RX_CFG_B_RING_LEN_MASK;
+    uint64_t base = l7_addr64(s, L7_RX_BASE_ADDRH(ch), L7_RX_BASE_ADDRL(ch));
+    unsigned sp = l7_desc_space(s);
+    uint32_t tail = s->rx_tail[ch] % ring;
+    uint32_t d0;
+
+    *idx = s->rx_head[ch] % ring;
+    *got = 0;
+    *nd = 0;
+    while (*got < need) {
+        if (*nd >= L7_RX_MAX_DESCS - 1 || *nd >= (int)ring - 2) {
+            /* the frame can never fit: buffers far too small */
+            s->cnt.rx_drop_no_desc++;
+            l7_stat_add(s, L7_STAT_RX_DROPPED, 1);
+            trace_lan743x_rx_drop("buffers-too-small", size);
+            return -1;
+        }
+        if (*idx == tail) {
+            return 0;
+        }
+        l7_dma_read(s, base + (uint64_t)*idx * sp, &d0, 4, true);
+        d0 = le32_to_cpu(d0);
+        if (!(d0 & L7_RXD0_OWN) || (d0 & L7_RXD0_BUF_LEN_MASK) <= pad) {
+            return 0;
+        }
+        descs[(*nd)++] = *idx;
+        *got += d0 & L7_RXD0_BUF_LEN_MASK;  /* pad counted in need */
+        *idx = (*idx + 1) % ring;
+    }
+    if (ts) {
+        if (*idx == tail) {
+            return 0;
+        }
+        l7_dma_read(s, base + (uint64_t)*idx * sp, &d0, 4, true);
+        if (!(le32_to_cpu(d0) & L7_RXD0_OWN)) {
+            return 0;
+        }
+        descs[*nd] = *idx;      /* extension descriptor */
+        *idx = (*idx + 1) % ring;
+    }
+    return 1;
+}
+
 /*
  * RX DMA: write one frame into channel ch's ring.  Returns 1 when written,
  * 0 when the ring has no usable descriptors now (nothing changed), -1 when
@@ -1417,14 +1473,14 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
                      size_t size)
 {
     uint8_t *f = s->rxbuf;
-    uint32_t flen, pad, ring, idx, tail, need, got, crc, st, rep_len;
+    uint32_t flen, pad, idx, got, crc, st, rep_len;
     bool f_drop_fs, f_drop_ls, f_wb_desc, f_wb_head, f_ext_missing;
     unsigned sp = l7_desc_space(s);
     uint64_t base;
     bool ts;
     int nd, i;
     size_t len = size;
-    uint32_t descs[64];
+    uint32_t descs[L7_RX_MAX_DESCS];
 
     memcpy(f, buf, len);
     if (len < 60) {
@@ -1437,53 +1493,17 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
     crc = crc32(0, f, len);
     stl_le_p(f + len, crc);
 
-    ring = l7_reg(s, L7_RX_CFG_B(ch)) & L7_RX_CFG_B_RING_LEN_MASK;
     base = l7_addr64(s, L7_RX_BASE_ADDRH(ch), L7_RX_BASE_ADDRL(ch));
     pad = (l7_reg(s, L7_RX_CFG_B(ch)) & L7_RX_CFG_B_PAD_MASK) >>
           L7_RX_CFG_B_PAD_SHIFT;
     ts = l7_rx_ts_wanted(s, ch, f, len);
-    tail = s->rx_tail[ch] % ring;
-    idx = s->rx_head[ch] % ring;
 
-    /* find enough hardware-owned descriptors between head and tail */
-    got = 0;
-    nd = 0;
-    need = flen + pad;
-    while (got < need) {
-        uint32_t d0;
-        if (nd >= (int)ARRAY_SIZE(descs) - 1 || nd >= (int)ring - 2) {
-            /* the frame can never fit: buffers far too small */
-            s->cnt.rx_drop_no_desc++;
-            l7_stat_add(s, L7_STAT_RX_DROPPED, 1);
-            trace_lan743x_rx_drop("buffers-too-small", size);
-            return -1;
-        }
-        if (idx == tail) {
-            goto no_desc;
-        }
-        l7_dma_read(s, base + (uint64_t)idx * sp, &d0, 4, true);
-        d0 = le32_to_cpu(d0);
-        if (!(d0 & L7_RXD0_OWN) || (d0 & L7_RXD0_BUF_LEN_MASK) <= pad) {
-            goto no_desc;
-        }
-        descs[nd++] = idx;
-        got += d0 & L7_RXD0_BUF_LEN_MASK;   /* pad counted in need */
-        idx = (idx + 1) % ring;
-        if (got >= need) {
-            break;
-        }
-    }
-    if (ts) {
-        uint32_t d0;
-        if (idx == tail) {
-            goto no_desc;
-        }
-        l7_dma_read(s, base + (uint64_t)idx * sp, &d0, 4, true);
-        if (!(le32_to_cpu(d0) & L7_RXD0_OWN)) {
-            goto no_desc;
-        }
-        descs[nd] = idx;        /* extension descriptor */
-        idx = (idx + 1) % ring;
+    switch (l7_rx_find_descs(s, ch, flen + pad, pad, ts, descs, &nd, &idx,
+                             &got, size)) {
+    case 0:
+        return 0;
+    case -1:
+        return -1;
     }
 
     /* faults on this frame's write-back */
@@ -1604,9 +1624,6 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
         trace_lan743x_fault_rx_stall(s->fault_rx_stall_ms);
     }
     return 1;
-
-no_desc:
-    return 0;
 }
 
 /* ---- per-channel RX FIFO (FCT) ---- */
