@@ -1764,17 +1764,19 @@ static void l7_receive_frame(Lan7430State *s, const uint8_t *buf,
         return;
     }
     l7_rx_fifo_drain(s, ch);
-    if (QSIMPLEQ_EMPTY(&s->rxf[ch].q) && l7_rx_dma_ready(s, ch)) {
+    if (!l7_rx_dma_ready(s, ch)) {
+        s->cnt.rx_fifo_holds++;
+        trace_lan743x_rx_fifo_hold(ch, size);
+    } else if (s->rx_stalled || s->wb.active) {
+        s->cnt.rx_fault_holds++;        /* rx-stall / wb-delay: DMA idle */
+    } else if (QSIMPLEQ_EMPTY(&s->rxf[ch].q)) {
         if (l7_rx_dma(s, ch, buf, size) != 0) {
             return;             /* written, or dropped as too big */
         }
         s->cnt.rx_no_desc_stalls++;
         trace_lan743x_rx_nodesc(ch, s->rx_head[ch], s->rx_tail[ch]);
-    } else if (l7_rx_dma_ready(s, ch)) {
-        s->cnt.rx_no_desc_stalls++;     /* behind frames waiting for descs */
     } else {
-        s->cnt.rx_fifo_holds++;
-        trace_lan743x_rx_fifo_hold(ch, size);
+        s->cnt.rx_no_desc_stalls++;     /* behind frames waiting for descs */
     }
     l7_rx_fifo_push(s, ch, buf, size);
 }
@@ -1788,12 +1790,6 @@ static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
         /* we sent XOFF and the link partner honours it: it sends nothing */
         s->rx_blocked = true;
         s->cnt.rx_pause_holds++;
-        return 0;
-    }
-    if (l7_rx_enabled(s) && (s->rx_stalled || s->wb.active)) {
-        /* rx-stall / wb-delay fault: the DMA takes nothing for now */
-        s->rx_blocked = true;
-        s->cnt.rx_fault_holds++;
         return 0;
     }
     if (!l7_rx_enabled(s)) {
