@@ -901,10 +901,10 @@ static void l7_soft_reset(Lan7430State *s)
     if (s->op_timer) {
         timer_del(s->op_timer);
     }
+    s->pause_ch = 0;            /* no XON on a reset */
     for (v = 0; v < L7_NUM_RX_CH; v++) {
         l7_rx_fifo_flush(s, v, false);
     }
-    s->pause_ch = 0;
     /* MAC_RX: max size 1518 (FCS included); receiver/transmitter disabled */
     s->mac_rx = (1518u << L7_MAC_RX_MAX_SHIFT) | L7_MAC_RX_RXD;
     s->mac_tx = L7_MAC_TX_TXD;
