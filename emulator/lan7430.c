@@ -190,6 +190,9 @@ typedef struct L7Counters {
     uint64_t tx_pause_frames;
     uint64_t rx_pause_holds;
     uint64_t desc_tail_errors;
+    uint64_t rx_wb_flushes[L7_NUM_RX_CH];
+    uint64_t rx_wb_flush_why[6];
+    uint64_t rx_wb_batched_desc;
     uint64_t async_started[L7A_KINDS];
     uint64_t async_busy_reads[L7A_KINDS];
 } L7Counters;
@@ -226,6 +229,7 @@ struct Lan7430State {
     uint32_t peer_pause;         /* link partner honours pause frames */
     uint32_t async_us[L7A_KINDS]; /* duration of each kind of operation */
     uint32_t desc_check;         /* out-of-range tails raise DMAC errors */
+    uint32_t rx_wb_batch;        /* honour RX_CFG_A write-back batching */
 
     /* fault injection (QOM properties, settable at runtime) */
     L7Fault fault[L7F_NUM];
@@ -293,6 +297,11 @@ struct Lan7430State {
     uint32_t pause_ch;           /* channels whose FIFO level sent XOFF */
     int64_t op_due[L7O_NUM];     /* operation in progress until, 0 = idle */
     QEMUTimer *op_timer;
+    /* RX descriptor write-backs batched per RX_CFG_A (rx-wb-batch) */
+    L7WbPending rxb[L7_NUM_RX_CH];
+    int rxb_descs[L7_NUM_RX_CH];
+    int64_t rxb_due[L7_NUM_RX_CH];
+    QEMUTimer *rxb_timer;
 
     /* MAC */
     uint32_t mac_rx;
@@ -818,10 +827,12 @@ static void l7_load_mac(Lan7430State *s)
 }
 
 static void l7_wb_cancel(Lan7430State *s, int ch);
+static void l7_rx_batch_discard(Lan7430State *s, int ch);
 
 static void l7_dma_rx_reset(Lan7430State *s, int ch)
 {
     l7_wb_cancel(s, ch);
+    l7_rx_batch_discard(s, ch);
     s->rx_head[ch] = 0;
     s->rx_tail[ch] = 0;
     s->dmac_run &= ~L7_DMAC_CMD_START_R(ch);
@@ -1338,14 +1349,16 @@ static bool lan7430_can_receive(NetClientState *nc)
     return !s->rx_blocked;
 }
 
-/* write one 32-bit descriptor word now, or hold it back (wb-delay-desc) */
-static void l7_rx_desc_wr32(Lan7430State *s, uint64_t a, uint32_t v, bool defer)
+/* write one 32-bit descriptor word now (defer NULL), or hold it back in
+ * defer (wb-delay-desc fault, or a write-back batch) */
+static void l7_rx_desc_wr32(Lan7430State *s, uint64_t a, uint32_t v,
+                            L7WbPending *defer)
 {
     uint32_t le = cpu_to_le32(v);
 
-    if (defer && s->wb.n < L7_WB_MAX_WRITES) {
-        s->wb.addr[s->wb.n] = a;
-        s->wb.val[s->wb.n++] = v;
+    if (defer && defer->n < L7_WB_MAX_WRITES) {
+        defer->addr[defer->n] = a;
+        defer->val[defer->n++] = v;
         return;
     }
     l7_dma_write(s, a, &le, 4, true);
@@ -1465,6 +1478,126 @@ static int l7_rx_find_descs(Lan7430State *s, int ch, uint32_t need,
 }
 
 /*
+ * Batched descriptor write-back (property rx-wb-batch, default 0 = every
+ * frame written back at once).  With it, RX_CFG_A as the driver programs
+ * it (Microchip's 2017 lan743x.h names the fields): WB_THRES (28:24)
+ * descriptors are written back together, with the head write-back and
+ * RXFRM; WB_ON_INT_TMR (30) writes back what is pending when the
+ * channel's interrupt moderation interval (INT_MOD_CFG, absolute from the
+ * first pending frame) has elapsed; WB_SWFLUSH (31, self-clearing) writes
+ * back at once.  A stop that completes writes back; a channel reset
+ * discards.  Without the timer bit, or a zero interval, a frame below the
+ * threshold is written back at once (assumption).
+ */
+enum { L7B_THRES, L7B_TIMER, L7B_SWFLUSH, L7B_STOP, L7B_FULL, L7B_ORDER,
+       L7B_NUM };
+QEMU_BUILD_BUG_ON(L7B_NUM != ARRAY_SIZE(((L7Counters *)0)->rx_wb_flush_why));
+static const char *const l7_batch_why[L7B_NUM] = {
+    "threshold", "timer", "swflush", "stop", "full", "order",
+};
+
+static bool l7_rx_wb_batched(Lan7430State *s, int ch)
+{
+    return s->rx_wb_batch &&
+           ((l7_reg(s, L7_RX_CFG_A(ch)) & L7_RX_CFG_A_WB_THRES_MASK) >>
+            L7_RX_CFG_A_WB_THRES_SHIFT) > 1;
+}
+
+static void l7_rx_batch_rearm(Lan7430State *s)
+{
+    int64_t next = INT64_MAX;
+    int ch;
+
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        if (s->rxb_due[ch]) {
+            next = MIN(next, s->rxb_due[ch]);
+        }
+    }
+    if (next == INT64_MAX) {
+        timer_del(s->rxb_timer);
+    } else {
+        timer_mod(s->rxb_timer, next);
+    }
+}
+
+/* write back channel ch's pending descriptors, head, then RXFRM */
+static void l7_rx_batch_flush(Lan7430State *s, int ch, int why)
+{
+    L7WbPending *b = &s->rxb[ch];
+    int i;
+
+    if (!b->active) {
+        return;
+    }
+    for (i = 0; i < b->n; i++) {
+        uint32_t le = cpu_to_le32(b->val[i]);
+        l7_dma_write(s, b->addr[i], &le, 4, true);
+    }
+    trace_lan743x_rx_wb_flush(ch, s->rxb_descs[ch], l7_batch_why[why]);
+    s->cnt.rx_wb_flushes[ch]++;
+    s->cnt.rx_wb_flush_why[why]++;
+    b->active = false;
+    b->n = 0;
+    s->rxb_descs[ch] = 0;
+    if (s->rxb_due[ch]) {
+        s->rxb_due[ch] = 0;
+        l7_rx_batch_rearm(s);
+    }
+    l7_rx_head_wb(s, ch, b->head_idx);
+    s->dmac_int_sts |= L7_DMAC_INT_RXFRM(ch);
+    l7_update_irq(s);
+}
+
+/* channel reset: pending write-backs are void */
+static void l7_rx_batch_discard(Lan7430State *s, int ch)
+{
+    s->rxb[ch].active = false;
+    s->rxb[ch].n = 0;
+    s->rxb_descs[ch] = 0;
+    if (s->rxb_due[ch] && s->rxb_timer) {
+        s->rxb_due[ch] = 0;
+        l7_rx_batch_rearm(s);
+    }
+}
+
+/* a frame's ndesc descriptors joined channel ch's batch */
+static void l7_rx_batch_add(Lan7430State *s, int ch, int ndesc, uint32_t head)
+{
+    uint32_t cfg = l7_reg(s, L7_RX_CFG_A(ch));
+    uint32_t thres = (cfg & L7_RX_CFG_A_WB_THRES_MASK) >>
+                     L7_RX_CFG_A_WB_THRES_SHIFT;
+    int64_t ivl = l7_mod_interval_ns(s, L7_INT_BIT_DMA_RX(ch));
+
+    s->rxb[ch].active = true;
+    s->rxb[ch].head_idx = head;
+    s->rxb_descs[ch] += ndesc;
+    s->cnt.rx_wb_batched_desc += ndesc;
+    if (s->rxb_descs[ch] >= thres) {
+        l7_rx_batch_flush(s, ch, L7B_THRES);
+    } else if (!(cfg & L7_RX_CFG_A_WB_ON_INT_TMR) || !ivl) {
+        l7_rx_batch_flush(s, ch, L7B_TIMER);
+    } else if (!s->rxb_due[ch]) {
+        s->rxb_due[ch] = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ivl;
+        l7_rx_batch_rearm(s);
+    }
+}
+
+static void l7_rx_batch_timer_cb(void *opaque)
+{
+    Lan7430State *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int ch;
+
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        if (s->rxb_due[ch] && s->rxb_due[ch] <= now) {
+            s->rxb_due[ch] = 0;
+            l7_rx_batch_flush(s, ch, L7B_TIMER);
+        }
+    }
+    l7_rx_batch_rearm(s);
+}
+
+/*
  * RX DMA: write one frame into channel ch's ring.  Returns 1 when written,
  * 0 when the ring has no usable descriptors now (nothing changed), -1 when
  * the frame can never fit (dropped, counted).
@@ -1474,7 +1607,8 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
 {
     uint8_t *f = s->rxbuf;
     uint32_t flen, pad, idx, got, crc, st, rep_len;
-    bool f_drop_fs, f_drop_ls, f_wb_desc, f_wb_head, f_ext_missing;
+    bool f_drop_fs, f_drop_ls, f_wb_desc, f_wb_head, f_ext_missing, batch;
+    L7WbPending *wq;
     unsigned sp = l7_desc_space(s);
     uint64_t base;
     bool ts;
@@ -1559,6 +1693,15 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
         }
     }
 
+    /* descriptor write-backs: now, held by a fault, or batched */
+    batch = !f_wb_desc && !f_wb_head && l7_rx_wb_batched(s, ch);
+    if (batch && s->rxb[ch].n + 2 * nd + 3 > L7_WB_MAX_WRITES) {
+        l7_rx_batch_flush(s, ch, L7B_FULL);
+    } else if (!batch && s->rxb[ch].active) {
+        l7_rx_batch_flush(s, ch, L7B_ORDER);    /* keep the order */
+    }
+    wq = f_wb_desc ? &s->wb : batch ? &s->rxb[ch] : NULL;
+
     /* copy data and write back descriptors */
     st = l7_rx_csum_status(s, f, len);
     if (st & (L7_RXD1_ICE | L7_RXD1_TCE)) {
@@ -1587,9 +1730,9 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
                 d[0] |= (f_drop_ls ? 0 : L7_RXD0_LS) |
                         (rep_len << L7_RXD0_FRAME_LEN_SHIFT) |
                         ((ts || f_ext_missing) ? L7_RXD0_EXT : 0);
-                l7_rx_desc_wr32(s, a + 4, st, f_wb_desc);
+                l7_rx_desc_wr32(s, a + 4, st, wq);
             }
-            l7_rx_desc_wr32(s, a, d[0], f_wb_desc);
+            l7_rx_desc_wr32(s, a, d[0], wq);
             s->cnt.rx_desc_consumed[ch]++;
             s->cnt.rx_desc_written[ch]++;
         }
@@ -1597,9 +1740,9 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
             uint64_t a = base + (uint64_t)descs[nd] * sp;
             int64_t now = l7_ptp_now(s);
 
-            l7_rx_desc_wr32(s, a + 4, now / NANOSECONDS_PER_SECOND, f_wb_desc);
-            l7_rx_desc_wr32(s, a + 8, now % NANOSECONDS_PER_SECOND, f_wb_desc);
-            l7_rx_desc_wr32(s, a, L7_RXD0_EXT, f_wb_desc);
+            l7_rx_desc_wr32(s, a + 4, now / NANOSECONDS_PER_SECOND, wq);
+            l7_rx_desc_wr32(s, a + 8, now % NANOSECONDS_PER_SECOND, wq);
+            l7_rx_desc_wr32(s, a, L7_RXD0_EXT, wq);
             s->cnt.rx_desc_consumed[ch]++;
             s->cnt.rx_desc_written[ch]++;
         }
@@ -1612,6 +1755,8 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
     trace_lan743x_rx_frame(ch, flen, nd, idx);
     if (f_wb_head) {
         s->wb.head_idx = idx;   /* head write-back + interrupt held back */
+    } else if (batch) {
+        l7_rx_batch_add(s, ch, nd + (ts ? 1 : 0), idx);
     } else {
         l7_rx_head_wb(s, ch, idx);
         s->dmac_int_sts |= L7_DMAC_INT_RXFRM(ch);
@@ -2377,6 +2522,7 @@ static void l7_op_complete(Lan7430State *s, int op)
         int ch = op - L7O_RX_STOP;
 
         s->dmac_run &= ~L7_DMAC_CMD_START_R(ch);
+        l7_rx_batch_flush(s, ch, L7B_STOP);     /* assumption */
         s->dmac_int_sts |= L7_DMAC_INT_RX_STOP(ch);
     } else if (op >= L7O_TX_STOP && op < L7O_RX_SWR) {
         int ch = op - L7O_TX_STOP;
@@ -2967,6 +3113,13 @@ static void lan7430_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
         if (addr == L7_RX_HEAD(ch)) {
             return;             /* read only */
         }
+        if (addr == L7_RX_CFG_A(ch)) {
+            s->regs[addr >> 2] = val & ~L7_RX_CFG_A_WB_SWFLUSH;
+            if (val & L7_RX_CFG_A_WB_SWFLUSH) {
+                l7_rx_batch_flush(s, ch, L7B_SWFLUSH);
+            }
+            return;
+        }
         if (addr == L7_DMAC_RX_ERR_STS(ch) ||
             (ch < L7_NUM_TX_CH && addr == L7_DMAC_TX_ERR_STS(ch))) {
             /* status bits 7:0 write one to clear, enables 31:8 storage */
@@ -3126,6 +3279,7 @@ static char *lan7430_get_counters(Object *obj, Error **errp)
     l7_json_arr(g, "rx_frames_per_channel", c->rx_frames_ch, L7_NUM_RX_CH);
     l7_json_arr(g, "irq_spurious_per_vector", c->irq_spurious, L7_NUM_VECTORS);
     l7_json_arr(g, "rx_fifo_queued", c->rx_fifo_queued, L7_NUM_RX_CH);
+    l7_json_arr(g, "rx_wb_flushes", c->rx_wb_flushes, L7_NUM_RX_CH);
     l7_json_arr(g, "rx_fifo_overflow", c->rx_fifo_overflow, L7_NUM_RX_CH);
     l7_json_arr(g, "rx_fifo_peak_bytes", c->rx_fifo_peak_bytes, L7_NUM_RX_CH);
     g_string_append(g, "\"rx_fifo_bytes\":[");
@@ -3136,6 +3290,11 @@ static char *lan7430_get_counters(Object *obj, Error **errp)
     for (i = 0; i < L7A_KINDS; i++) {
         g_string_append_printf(g, "%s\"%s\":%" PRIu64, i ? "," : "",
                                l7_async_names[i], c->async_started[i]);
+    }
+    g_string_append(g, "},\"rx_wb_flush_why\":{");
+    for (i = 0; i < L7B_NUM; i++) {
+        g_string_append_printf(g, "%s\"%s\":%" PRIu64, i ? "," : "",
+                               l7_batch_why[i], c->rx_wb_flush_why[i]);
     }
     g_string_append(g, "},\"async_busy_reads\":{");
     for (i = 0; i < L7A_KINDS; i++) {
@@ -3186,6 +3345,7 @@ static char *lan7430_get_counters(Object *obj, Error **errp)
     J(tx_pause_frames);
     J(rx_pause_holds);
     J(desc_tail_errors);
+    J(rx_wb_batched_desc);
 #undef J
     g_string_append_printf(g, "\"rx_fifo_kib\":%u,", s->rx_fifo_kib);
     g_string_append_printf(g, "\"rate_mbps\":%u,", s->rate_mbps);
@@ -3256,6 +3416,9 @@ static const L7PropU32 l7_u32_props[] = {
     { "desc-check", offsetof(Lan7430State, desc_check), 1, NULL,
       "1 = an RX/TX tail outside the ring sets DMAC_*_ERR_STS.DESC_TAIL_ERR "
       "and is ignored; 0 = wrapped (old model)" },
+    { "rx-wb-batch", offsetof(Lan7430State, rx_wb_batch), 0, NULL,
+      "1 = RX descriptor write-backs batched as RX_CFG_A says (WB_THRES, "
+      "WB_ON_INT_TMR, WB_SWFLUSH); 0 = every frame at once" },
     { "fault-wb-delay-us", offsetof(Lan7430State, fault_wb_delay_us), 2000,
       NULL, "delay of the wb-delay-desc/wb-delay-head faults (us)" },
     { "fault-rx-stall-ms", offsetof(Lan7430State, fault_rx_stall_ms), 100,
@@ -3443,6 +3606,7 @@ static void lan7430_realize(PCIDevice *pd, Error **errp)
     s->rx_stall_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_stall_cb, s);
     s->wb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_wb_cb, s);
     s->op_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_op_timer_cb, s);
+    s->rxb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_batch_timer_cb, s);
     for (v = 0; v < L7_NUM_RX_CH; v++) {
         QSIMPLEQ_INIT(&s->rxf[v].q);
     }
@@ -3483,6 +3647,7 @@ static void lan7430_exit(PCIDevice *pd)
         l7_rx_fifo_flush(s, v, false);
     }
     timer_free(s->op_timer);
+    timer_free(s->rxb_timer);
     timer_free(s->fault_irq_timer);
     timer_free(s->flap_tick_timer);
     timer_free(s->flap_up_timer);

@@ -168,6 +168,10 @@
 #define   L7_DMAC_INT_TX_IOC(ch) (1u << (0 + (ch)))
 
 #define L7_RX_CFG_A(ch)         (0xC40 + ((ch) << 6))
+#define   L7_RX_CFG_A_WB_SWFLUSH (1u << 31)             /* H1 */
+#define   L7_RX_CFG_A_WB_ON_INT_TMR (1u << 30)
+#define   L7_RX_CFG_A_WB_THRES_MASK 0x1F000000u
+#define   L7_RX_CFG_A_WB_THRES_SHIFT 24
 #define   L7_RX_CFG_A_HP_WB_EN  (1u << 5)
 #define L7_RX_CFG_B(ch)         (0xC44 + ((ch) << 6))
 #define   L7_RX_CFG_B_TS_ALL_RX (1u << 29)

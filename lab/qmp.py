@@ -65,6 +65,7 @@ KNOBS = {
     "fifo-reset-us": "FCT FIFO reset duration (us)",
     "mac-disable-us": "MAC RX/TX disable: RXD/TXD set after (us)",
     "desc-check": "1: out-of-range tails raise DESC_TAIL_ERR, 0: wrapped",
+    "rx-wb-batch": "1: RX write-backs batched per RX_CFG_A, 0: per frame",
 }
 
 

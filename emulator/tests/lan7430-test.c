@@ -1623,6 +1623,64 @@ static void test_desc_tail_check(void)
     ctx_fini(&c);
 }
 
+/*
+ * Batched write-back (rx-wb-batch=1): RX_CFG_A WB_THRES 3 + WB_ON_INT_TMR,
+ * moderation 100 us: two frames stay unwritten (OWN, no head write-back,
+ * no RXFRM), the third writes back all three; a lone frame is written back
+ * when the interval has elapsed; WB_SWFLUSH writes back at once.
+ */
+static void test_rx_wb_batch(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx(&c, &r, 0);
+    g_assert_cmpint(prop_get(&c, "rx-wb-batch"), ==, 0);
+    prop_set(&c, "rx-wb-batch", 1);
+    wr(&c, INT_MOD_CFG0, 100);                  /* 100 us, all sources */
+    wr(&c, RX_CFG_A(0), (1u << 30) | (3u << 24) | (1u << 5));
+    make_frame(f, sizeof(f));
+
+    send_frame(&c, f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 2));
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 0xdead);
+    g_assert_cmphex(rx_d0(&c, &r, 0), ==, RX_OWN | 1536);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 16), ==, 0);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmphex(rx_d0(&c, &r, 0) & (RX_OWN | RX_FS | RX_LS), ==,
+                    RX_FS | RX_LS);
+    g_assert_cmphex(rx_d0(&c, &r, 2) & RX_OWN, ==, 0);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 16), ==, 1u << 16);
+    g_assert_cmpint(cnt_sub(&c, "rx_wb_flush_why", "threshold"), ==, 1);
+
+    /* a lone frame: written back when the interrupt timer expires */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 4));
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 3);
+    qtest_clock_step(q, 99 * 1000);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 3);
+    qtest_clock_step(q, 1000);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 4);
+    g_assert_cmpint(cnt_sub(&c, "rx_wb_flush_why", "timer"), ==, 1);
+
+    /* software flush */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 5));
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 4);
+    wr(&c, RX_CFG_A(0), rd(&c, RX_CFG_A(0)) | (1u << 31));
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 5);
+    g_assert_cmphex(rd(&c, RX_CFG_A(0)) >> 31, ==, 0);
+    g_assert_cmpint(cnt_arr(&c, "rx_wb_flushes", 0), ==, 3);
+    g_assert_cmpint(cnt(&c, "rx_wb_batched_desc"), ==, 5);
+    ctx_fini(&c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1654,5 +1712,6 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/rx-fifo-pause", test_rx_fifo_pause);
     qtest_add_func("lan7430/async-stop", test_async_stop);
     qtest_add_func("lan7430/desc-tail-check", test_desc_tail_check);
+    qtest_add_func("lan7430/rx-wb-batch", test_rx_wb_batch);
     return g_test_run();
 }
