@@ -212,6 +212,8 @@ def test_fifo_overflow_is_rx_dropped(vm):
     assert over > 0, info
     assert sum(m.get("rx_fifo_queued", [0])) >= 12 * 1024 // 1446, info
     assert d["stat"].get("rx_dropped", 0) == over, info
+    # the same MAC counter through ethtool -S
+    assert d["ethtool"].get("RX Dropped Frames", 0) == over, info
     assert p["sent"] - p["recv"] == over, info
     assert not [l for l in dmesg if "BUG" in l or "WARNING" in l], dmesg
 
@@ -232,3 +234,7 @@ def test_fifo_with_pause_loses_nothing(vm):
     assert sum(m.get("rx_fifo_overflow", [0])) == 0, info
     assert d["stat"].get("rx_dropped", 0) == 0, info
     assert p["recv"] == p["sent"], info
+    # pause frames sent (if the FIFO reached the ON level) are what the
+    # driver's ethtool -S shows
+    assert d["ethtool"].get("TX Pause Frames", 0) == \
+        m.get("tx_pause_frames", 0), info
