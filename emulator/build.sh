@@ -7,8 +7,8 @@
 #   $CACHE/src/<qemu-pkg-version>/         unpacked source + build/ (incremental)
 #   $CACHE/qemu/<key>/qemu-system-x86_64   installed snapshot for one input set
 # LAN743X_BUILD_FORCE=1 skips the warm-cache shortcut (re-syncs the tree).
-# key = sha256(qemu source version + emulator/*.c *.h trace-events + build.sh
-#              + tests/*.c)
+# key = sha256(qemu source version + emulator/*.c *.c.inc *.h trace-events
+#              + build.sh + tests/*.c)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -45,7 +45,7 @@ src_version() {
 input_hash() {
     {
         echo "qemu=$1"
-        for f in "$HERE"/*.c "$HERE"/*.h "$HERE"/trace-events "$HERE"/build.sh \
+        for f in "$HERE"/*.c "$HERE"/*.c.inc "$HERE"/*.h "$HERE"/trace-events "$HERE"/build.sh \
                  "$HERE"/tests/*.c; do
             [ -f "$f" ] || continue
             echo "== ${f#$HERE/}"
@@ -108,6 +108,10 @@ fi
 # ---- integrate our device -------------------------------------------------
 copy_if_changed() { cmp -s "$1" "$2" 2>/dev/null || cp "$1" "$2"; }
 copy_if_changed "$HERE/lan7430.c" "$SRC/hw/net/lan7430.c"
+# the parts lan7430.c #includes (one translation unit, split by concern)
+for f in "$HERE"/lan7430-*.c.inc; do
+    [ -f "$f" ] && copy_if_changed "$f" "$SRC/hw/net/$(basename "$f")"
+done
 [ -f "$HERE/lan7430.h" ] && copy_if_changed "$HERE/lan7430.h" "$SRC/hw/net/lan7430.h"
 
 # trace-events: keep the original once, append ours between markers.

@@ -29,9 +29,26 @@
 #define   L7_E2P_CMD_TIMEOUT    (1u << 10)
 #define L7_E2P_DATA             0x044
 #define L7_GPIO_CFG0            0x050
+/*
+ * FIFO controller.  FCT_INT_STS and its bits, FCT_RX_USED and the FCT_FLOW
+ * fields come from Microchip's pre-mainline lan743x.h v0.2.0.0 (the audit's
+ * Appendix B); the mainline driver only writes FCT_RX_CTL/FCT_FLOW.
+ */
+#define L7_FCT_INT_STS          0x0A0
+#define   L7_FCT_INT_RDFO(ch)   (1u << (24 + (ch)))   /* RX data FIFO overflow */
 #define L7_FCT_RX_CTL           0x0AC
+#define   L7_FCT_RX_CTL_EN(ch)  (1u << (28 + (ch)))
+#define   L7_FCT_RX_CTL_DIS(ch) (1u << (24 + (ch)))
+#define   L7_FCT_RX_CTL_RESET(ch) (1u << (20 + (ch)))
+#define L7_FCT_RX_USED(ch)      (0x0B4 + ((ch) << 2))
 #define L7_FCT_TX_CTL           0x0C4
+#define   L7_FCT_TX_CTL_RESET(ch) (1u << (20 + (ch)))
 #define L7_FCT_FLOW(ch)         (0x0E0 + ((ch) << 2))
+#define   L7_FCT_FLOW_OFF_SHIFT 8
+#define   L7_FCT_FLOW_OFF_MASK  0x7F00u
+#define   L7_FCT_FLOW_REQ_EN    (1u << 7)
+#define   L7_FCT_FLOW_ON_MASK   0x7Fu
+#define   L7_FCT_FLOW_UNIT      512                   /* bytes, as LAN78xx */
 
 #define L7_MAC_CR               0x100
 #define   L7_MAC_CR_CNTR_RST    (1u << 5)
@@ -46,6 +63,7 @@
 #define   L7_MAC_TX_TXD         (1u << 1)
 #define   L7_MAC_TX_TXEN        (1u << 0)
 #define L7_MAC_FLOW             0x10C
+#define   L7_MAC_FLOW_TX_FCEN   (1u << 30)
 #define L7_MAC_RX_ADDRH         0x118
 #define L7_MAC_RX_ADDRL         0x11C
 #define L7_MAC_MII_ACC          0x120
@@ -143,10 +161,17 @@
 #define L7_DMAC_INT_STS         0xC10
 #define L7_DMAC_INT_EN_SET      0xC14
 #define L7_DMAC_INT_EN_CLR      0xC18
+#define   L7_DMAC_INT_ERR       (1u << 21)             /* H1 */
 #define   L7_DMAC_INT_RXFRM(ch) (1u << (16 + (ch)))
+#define   L7_DMAC_INT_RX_STOP(ch) (1u << (12 + (ch)))  /* H1 */
+#define   L7_DMAC_INT_TX_STOP(ch) (1u << (8 + (ch)))   /* H1 */
 #define   L7_DMAC_INT_TX_IOC(ch) (1u << (0 + (ch)))
 
 #define L7_RX_CFG_A(ch)         (0xC40 + ((ch) << 6))
+#define   L7_RX_CFG_A_WB_SWFLUSH (1u << 31)             /* H1 */
+#define   L7_RX_CFG_A_WB_ON_INT_TMR (1u << 30)
+#define   L7_RX_CFG_A_WB_THRES_MASK 0x1F000000u
+#define   L7_RX_CFG_A_WB_THRES_SHIFT 24
 #define   L7_RX_CFG_A_HP_WB_EN  (1u << 5)
 #define L7_RX_CFG_B(ch)         (0xC44 + ((ch) << 6))
 #define   L7_RX_CFG_B_TS_ALL_RX (1u << 29)
@@ -162,6 +187,8 @@
 #define L7_RX_TAIL(ch)          (0xC5C + ((ch) << 6))
 #define   L7_RX_TAIL_SET_TOP_INT_EN (1u << 30)
 #define   L7_RX_TAIL_SET_TOP_INT_VEC_EN (1u << 29)
+#define L7_DMAC_RX_ERR_STS(ch)  (0xC60 + ((ch) << 6))  /* H1 */
+#define   L7_DMAC_ERR_DESC_TAIL (1u << 5)
 #define L7_RX_CFG_C(ch)         (0xC64 + ((ch) << 6))
 #define   L7_RX_CFG_C_TOP_INT_EN_AUTO_CLR (1u << 6)
 #define   L7_RX_CFG_C_INT_EN_R2C (1u << 4)
@@ -181,6 +208,7 @@
 #define   L7_TX_TAIL_SET_DMAC_INT_EN (1u << 31)
 #define   L7_TX_TAIL_SET_TOP_INT_EN (1u << 30)
 #define   L7_TX_TAIL_SET_TOP_INT_VEC_EN (1u << 29)
+#define L7_DMAC_TX_ERR_STS(ch)  (0xD60 + ((ch) << 6))  /* H1 */
 #define L7_TX_CFG_C(ch)         (0xD64 + ((ch) << 6))
 #define   L7_TX_CFG_C_TOP_INT_EN_AUTO_CLR (1u << 6)
 #define   L7_TX_CFG_C_DMA_INT_EN_AUTO_CLR (1u << 5)
@@ -206,6 +234,7 @@
 #define L7_STAT_RX_MULTICAST_FRAMES     0x1230
 #define L7_STAT_RX_64                   0x1238
 #define L7_STAT_RX_TOTAL_FRAMES         0x1254
+#define L7_STAT_TX_PAUSE_FRAMES         0x12B8
 #define L7_STAT_TX_UNICAST_BYTES        0x12A0
 #define L7_STAT_TX_BROADCAST_BYTES      0x12A4
 #define L7_STAT_TX_MULTICAST_BYTES      0x12A8

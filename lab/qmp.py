@@ -27,6 +27,7 @@ CLI::
     lab/qmp.py SOCK faults                      # current fault settings
     lab/qmp.py SOCK rate [MBPS]
     lab/qmp.py SOCK link up|down                # QMP set_link
+    lab/qmp.py SOCK knob [NAME [VALUE]]         # fidelity knobs (KNOBS)
 """
 import argparse
 import json
@@ -51,6 +52,20 @@ FAULTS = {
     "link-flap": {"down_ms": "fault-link-flap-down-ms",
                   "period_ms": "fault-link-flap-period-ms"},
     "rx-stall": {"ms": "fault-rx-stall-ms"},
+}
+
+
+#: fidelity knobs of the model (runtime QOM properties, emulator/README.md):
+#: name -> what it sets
+KNOBS = {
+    "rx-fifo-kib": "RX FIFO per channel, KiB (estimate 12-32, default 32)",
+    "peer-pause": "1: the link partner honours pause frames, 0: ignores them",
+    "dma-stop-us": "DMA channel stop: STOP_PENDING duration (us)",
+    "dma-reset-us": "DMAC/channel soft reset duration (us)",
+    "fifo-reset-us": "FCT FIFO reset duration (us)",
+    "mac-disable-us": "MAC RX/TX disable: RXD/TXD set after (us)",
+    "desc-check": "1: out-of-range tails raise DESC_TAIL_ERR, 0: wrapped",
+    "rx-wb-batch": "1: RX write-backs batched per RX_CFG_A, 0: per frame",
 }
 
 
@@ -158,6 +173,15 @@ class Dut:
             self.set("rate", int(mbps))
         return self.get("rate")
 
+    def knob(self, name, value=None):
+        """Set fidelity knob NAME (see KNOBS) and/or return its value."""
+        if name not in KNOBS:
+            raise ValueError("unknown knob %r (known: %s)" %
+                             (name, ", ".join(sorted(KNOBS))))
+        if value is not None:
+            self.set(name, int(value))
+        return self.get(name)
+
     def link(self, up):
         """QMP set_link on the DUT's NIC (the model's link state follows)."""
         self.cmd("set_link", {"name": self.netdev, "up": bool(up)})
@@ -183,6 +207,9 @@ def _main(argv=None):
     p.add_argument("mbps", nargs="?", type=int)
     p = sub.add_parser("link", help="set_link up/down")
     p.add_argument("state", choices=["up", "down"])
+    p = sub.add_parser("knob", help="set/print a fidelity knob (all if none)")
+    p.add_argument("name", nargs="?", choices=sorted(KNOBS))
+    p.add_argument("value", nargs="?", type=lambda v: int(v, 0))
     a, extra = ap.parse_known_args(argv)
     if extra and a.op != "fault":
         ap.error("unrecognized arguments: %s" % " ".join(extra))
@@ -209,6 +236,10 @@ def _main(argv=None):
             print(dut.rate(a.mbps))
         elif a.op == "link":
             dut.link(a.state == "up")
+        elif a.op == "knob":
+            names = [a.name] if a.name else sorted(KNOBS)
+            print(json.dumps({n: dut.knob(n, a.value if a.name else None)
+                              for n in names}))
     return 0
 
 

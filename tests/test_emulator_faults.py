@@ -184,3 +184,57 @@ def test_link_flap(vm):
     assert d["stat"].get("carrier_changes", 0) >= 2, d["stat"]
     assert any("Link is Down" in l for l in dmesg), dmesg
     assert any("Link is Up" in l for l in dmesg), dmesg
+
+
+# ---- finite RX FIFO (issue 15) ---------------------------------------------
+
+def test_fifo_overflow_is_rx_dropped(vm):
+    """A stalled RX DMA (rx-stall, 300 ms) in front of a 12 KiB RX FIFO and
+    a link partner that ignores pause frames (peer-pause=0): the FIFO keeps
+    what fits (8 replies of 1442 bytes), the rest overflows.  The model
+    counts each overflow in STAT_RX_DROPPED_FRAMES, which the driver reports
+    as rx_dropped: exactly the replies ping lost."""
+    vm.dut.knob("rx-fifo-kib", 12)
+    vm.dut.knob("peer-pause", 0)
+    try:
+        p, d, dmesg = run_fault(
+            vm, "rx-stall",
+            lambda v: v.ping(count=60, interval=0.005, size=1400, wait=2),
+            count=1, ms=300)
+    finally:
+        vm.dut.knob("rx-fifo-kib", 32)
+        vm.dut.knob("peer-pause", 1)
+    m = d["model"]
+    over = sum(m.get("rx_fifo_overflow", [0]))
+    info = "ping %s; model %s; stat %s" % (p, m, d["stat"])
+    print(info)
+    assert m["fault_fired"] == {"rx-stall": 1}, info
+    assert over > 0, info
+    assert sum(m.get("rx_fifo_queued", [0])) >= 12 * 1024 // 1446, info
+    assert d["stat"].get("rx_dropped", 0) == over, info
+    # the same MAC counter through ethtool -S
+    assert d["ethtool"].get("RX Dropped Frames", 0) == over, info
+    assert p["sent"] - p["recv"] == over, info
+    assert not [l for l in dmesg if "BUG" in l or "WARNING" in l], dmesg
+
+
+def test_fifo_with_pause_loses_nothing(vm):
+    """The same stall with the partner honouring pause frames (default):
+    XOFF at the driver's FCT_FLOW ON level, the partner waits, XON after the
+    drain; no reply lost, no rx_dropped."""
+    vm.dut.knob("rx-fifo-kib", 32)
+    p, d, dmesg = run_fault(
+        vm, "rx-stall",
+        lambda v: v.ping(count=60, interval=0.005, size=1400, wait=2),
+        count=1, ms=300)
+    m = d["model"]
+    info = "ping %s; model %s; stat %s" % (p, m, d["stat"])
+    print(info)
+    assert m["fault_fired"] == {"rx-stall": 1}, info
+    assert sum(m.get("rx_fifo_overflow", [0])) == 0, info
+    assert d["stat"].get("rx_dropped", 0) == 0, info
+    assert p["recv"] == p["sent"], info
+    # pause frames sent (if the FIFO reached the ON level) are what the
+    # driver's ethtool -S shows
+    assert d["ethtool"].get("TX Pause Frames", 0) == \
+        m.get("tx_pause_frames", 0), info

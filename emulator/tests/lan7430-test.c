@@ -31,6 +31,16 @@
 #define E2P_CMD             0x040
 #define FCT_RX_CTL          0x0AC
 #define FCT_TX_CTL          0x0C4
+#define FCT_INT_STS         0x0A0
+#define FCT_RX_USED(c)      (0x0B4 + ((c) << 2))
+#define FCT_FLOW(c)         (0x0E0 + ((c) << 2))
+#define MAC_FLOW            0x10C
+#define RFE_RSS_CFG         0x554
+#define RFE_INDX(i)         (0x580 + ((i) << 2))
+#define DMAC_RX_ERR_STS(c)  (0xC60 + ((c) << 6))
+#define DMAC_TX_ERR_STS(c)  (0xD60 + ((c) << 6))
+#define STAT_RX_DROPPED     0x1218
+#define STAT_TX_PAUSE       0x12B8
 #define MAC_RX              0x104
 #define MAC_TX              0x108
 #define MAC_RX_ADDRH        0x118
@@ -178,8 +188,10 @@ static void test_reset_defaults(void)
     g_assert_cmphex(v & (1u << 4), ==, 0);
     g_assert_cmphex(v & (1u << 7), ==, 1u << 7);
 
-    /* DMAC soft reset self-clears */
+    /* DMAC soft reset self-clears, after dma-reset-us (10) */
     wr(&c, DMAC_CMD, 1u << 31);
+    g_assert_cmphex(rd(&c, DMAC_CMD), ==, 1u << 31);
+    qtest_clock_step(c.qs->qts, 10 * 1000);
     g_assert_cmphex(rd(&c, DMAC_CMD), ==, 0);
 
     /* MAC_RX default max size 1518, RX disabled status */
@@ -1366,6 +1378,309 @@ static void test_rate_rx(void)
     ctx_fini(&c);
 }
 
+
+/* ---- per-channel RX FIFO, asynchronous stops, descriptor checks ---- */
+
+/* RX ring of RING 1536-byte buffers on channel ch (filter set by setup_rx) */
+static void setup_rx_chan(Ctx *c, Rings *r, int ch)
+{
+    QTestState *q = c->qs->qts;
+    int i;
+
+    r->rx_ring = guest_alloc(&c->qs->alloc, RING * 16);
+    r->rx_hwb = guest_alloc(&c->qs->alloc, 4);
+    qtest_writel(q, r->rx_hwb, 0xdead);
+    for (i = 0; i < RING; i++) {
+        r->rx_buf[i] = guest_alloc(&c->qs->alloc, 2048);
+        qtest_writel(q, r->rx_ring + 16 * i + 4, r->rx_buf[i] & 0xFFFFFFFF);
+        qtest_writel(q, r->rx_ring + 16 * i + 8, r->rx_buf[i] >> 32);
+        qtest_writel(q, r->rx_ring + 16 * i + 12, 0);
+        qtest_writel(q, r->rx_ring + 16 * i + 0, RX_OWN | 1536);
+    }
+    wr(c, DMAC_CMD, 1u << (8 + ch));            /* RX_SWR(ch) */
+    wr(c, RX_BASE_ADDRH(ch), r->rx_ring >> 32);
+    wr(c, RX_BASE_ADDRL(ch), r->rx_ring & 0xFFFFFFFF);
+    wr(c, RX_HWB_ADDRH(ch), r->rx_hwb >> 32);
+    wr(c, RX_HWB_ADDRL(ch), r->rx_hwb & 0xFFFFFFFF);
+    wr(c, RX_CFG_A(ch), 1u << 5);
+    wr(c, RX_CFG_B(ch), RING);
+    wr(c, RX_TAIL(ch), RING - 1);
+    wr(c, DMAC_CMD, 1u << (4 + ch));            /* START_R(ch) */
+    wr(c, FCT_RX_CTL, 1u << (28 + ch));
+}
+
+/*
+ * RSS with a zero key: every IPv4/UDP frame hashes to 0, RFE_INDX entry 0
+ * sends it to channel 1; non-IP frames stay on channel 0.
+ */
+static void steer_ipv4_to_ch1(Ctx *c)
+{
+    wr(c, RFE_INDX(0), 1);
+    wr(c, RFE_RSS_CFG, (7u << 5) | (1u << 10) | (1u << 8) | (1u << 2) | 1);
+}
+
+/*
+ * A FIFO that overflows: channel 0 stopped, no flow control, a 4 KiB FIFO
+ * takes four 1000-byte frames (1004 bytes with FCS); the next two are
+ * dropped with FCT_INT_STS.RDFO_0 and STAT_RX_DROPPED_FRAMES.  Channel 1
+ * keeps receiving meanwhile (no head-of-line blocking); the start of
+ * channel 0 delivers the four in order.
+ */
+static void test_rx_fifo_overflow(void)
+{
+    Ctx c;
+    Rings r0, r1;
+    uint8_t f[1000];
+    int i;
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r0, 0);
+    setup_rx_chan(&c, &r1, 1);
+    steer_ipv4_to_ch1(&c);
+    prop_set(&c, "rx-fifo-kib", 4);
+    prop_set(&c, "dma-stop-us", 0);
+    g_assert_cmpint(cnt(&c, "rx_fifo_kib"), ==, 4);
+
+    wr(&c, DMAC_CMD, 1u << 0);                  /* STOP_R(0), at once */
+    g_assert_cmphex(rd(&c, DMAC_CMD) & 0x11, ==, 0x01);
+    for (i = 0; i < 6; i++) {
+        make_frame(f, sizeof(f));
+        f[20] = i;
+        send_frame(&c, f, sizeof(f));
+    }
+    g_assert_true(wait_cnt(&c, "rx_fifo_holds", 6));
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_queued", 0), ==, 4);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_overflow", 0), ==, 2);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_bytes", 0), ==, 4 * 1004);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_peak_bytes", 0), ==, 4 * 1004);
+    g_assert_cmpint(rd(&c, FCT_RX_USED(0)), ==, 4 * 1004);
+    g_assert_cmphex(rd(&c, FCT_INT_STS), ==, 1u << 24);      /* RDFO_0 */
+    g_assert_cmpint(rd(&c, STAT_RX_DROPPED), ==, 2);
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 0);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+
+    /* channel 1 is not held up by channel 0's stop */
+    build_ipv4_udp(f, 200, true);
+    send_frame(&c, f, 200);
+    g_assert_true(wait_hwb(&c, r1.rx_hwb, 1));
+    g_assert_cmpint(cnt_arr(&c, "rx_frames_per_channel", 1), ==, 1);
+    g_assert_cmphex(qtest_readl(c.qs->qts, r0.rx_hwb), ==, 0xdead);
+
+    /* start: the FIFO drains into the ring, oldest first */
+    wr(&c, DMAC_CMD, 1u << 4);
+    g_assert_true(wait_hwb(&c, r0.rx_hwb, 4));
+    for (i = 0; i < 4; i++) {
+        g_assert_cmpint(qtest_readb(c.qs->qts, r0.rx_buf[i] + 20), ==, i);
+    }
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_bytes", 0), ==, 0);
+    g_assert_cmpint(rd(&c, FCT_RX_USED(0)), ==, 0);
+    wr(&c, FCT_INT_STS, 1u << 24);              /* W1C */
+    g_assert_cmphex(rd(&c, FCT_INT_STS), ==, 0);
+    ctx_fini(&c);
+}
+
+/*
+ * Flow control (MAC_FLOW.TX_FCEN, FCT_FLOW REQ_EN, ON 2 KiB, OFF 512 B):
+ * the FIFO level reaching ON sends XOFF; the link partner honours it
+ * (peer-pause=1): later frames wait at the sender, none is lost; the
+ * drain below OFF sends XON.  With peer-pause=0 the FIFO overflows.
+ */
+static void test_rx_fifo_pause(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[1000];
+    int i;
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    prop_set(&c, "dma-stop-us", 0);
+    wr(&c, MAC_FLOW, (1u << 30) | 0xFFFF);
+    wr(&c, FCT_FLOW(0), (1u << 8) | (1u << 7) | 4);
+    wr(&c, DMAC_CMD, 1u << 0);
+    make_frame(f, sizeof(f));
+    for (i = 0; i < 5; i++) {
+        send_frame(&c, f, sizeof(f));
+    }
+    g_assert_true(wait_cnt(&c, "rx_pause_holds", 1));
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_queued", 0), ==, 3);
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 1);      /* XOFF */
+    g_assert_cmpint(rd(&c, STAT_TX_PAUSE), ==, 1);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_overflow", 0), ==, 0);
+
+    wr(&c, DMAC_CMD, 1u << 4);
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 5));
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 2);      /* + XON */
+    g_assert_cmpint(rd(&c, STAT_RX_DROPPED), ==, 0);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 5);
+
+    /* a partner that ignores pause frames: the FIFO overflows */
+    prop_set(&c, "peer-pause", 0);
+    prop_set(&c, "rx-fifo-kib", 2);
+    wr(&c, DMAC_CMD, 1u << 0);
+    for (i = 0; i < 3; i++) {
+        send_frame(&c, f, sizeof(f));
+    }
+    g_assert_true(wait_cnt(&c, "rx_fifo_holds", 6));     /* 3 + 3 */
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_overflow", 0), ==, 1);
+    g_assert_cmpint(rd(&c, STAT_RX_DROPPED), ==, 1);
+    ctx_fini(&c);
+}
+
+/*
+ * A stop that takes time: STOP_R reads STOP_PENDING (START and STOP) for
+ * dma-stop-us; a frame arriving meanwhile goes to the FIFO; then STOPPED
+ * and DMAC_INT_STS.RX_STOP.  RX_SWR, FCT RESET and the MAC RX disable
+ * also complete on the virtual clock; a frame during the FIFO reset is
+ * dropped.
+ */
+static void test_async_stop(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx(&c, &r, 0);
+    qtest_clock_step(q, 100 * 1000);            /* setup's RX_SWR done */
+    prop_set(&c, "dma-stop-us", 1000);
+    prop_set(&c, "dma-reset-us", 500);
+    prop_set(&c, "fifo-reset-us", 500);
+    prop_set(&c, "mac-disable-us", 500);
+    make_frame(f, sizeof(f));
+
+    wr(&c, DMAC_CMD, 1u << 0);                  /* STOP_R(0) */
+    g_assert_cmphex(rd(&c, DMAC_CMD) & 0x11, ==, 0x11);  /* STOP_PENDING */
+    g_assert_cmpint(cnt_sub(&c, "async_busy_reads", "dma-stop"), ==, 1);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_fifo_holds", 1));
+    qtest_clock_step(q, 999 * 1000);
+    g_assert_cmphex(rd(&c, DMAC_CMD) & 0x11, ==, 0x11);
+    qtest_clock_step(q, 1000);
+    g_assert_cmphex(rd(&c, DMAC_CMD) & 0x11, ==, 0x01);  /* STOPPED */
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 12), ==, 1u << 12);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 0xdead);
+    wr(&c, DMAC_CMD, 1u << 4);                  /* START_R(0) */
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    g_assert_cmpint(cnt_sub(&c, "async_started", "dma-stop"), ==, 1);
+
+    /* channel soft reset */
+    wr(&c, DMAC_CMD, 1u << 8);
+    g_assert_cmphex(rd(&c, DMAC_CMD) & (1u << 8), ==, 1u << 8);
+    qtest_clock_step(q, 500 * 1000);
+    g_assert_cmphex(rd(&c, DMAC_CMD) & (1u << 8), ==, 0);
+
+    /* FIFO reset: a frame arriving during it is dropped */
+    wr(&c, FCT_RX_CTL, 1u << 20);
+    g_assert_cmphex(rd(&c, FCT_RX_CTL) & (1u << 20), ==, 1u << 20);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_drop_fifo_reset", 1));
+    g_assert_cmpint(rd(&c, STAT_RX_DROPPED), ==, 1);
+    qtest_clock_step(q, 500 * 1000);
+    g_assert_cmphex(rd(&c, FCT_RX_CTL) & (1u << 20), ==, 0);
+
+    /* MAC RX disable: RXD only once it has completed */
+    wr(&c, MAC_RX, rd(&c, MAC_RX) & ~1u);
+    g_assert_cmphex(rd(&c, MAC_RX) & 2, ==, 0);
+    qtest_clock_step(q, 500 * 1000);
+    g_assert_cmphex(rd(&c, MAC_RX) & 2, ==, 2);
+    g_assert_cmpint(cnt_sub(&c, "async_busy_reads", "mac-disable"), ==, 1);
+    ctx_fini(&c);
+}
+
+/* an RX/TX tail outside the ring: DESC_TAIL_ERR, DMAC_INT_STS.ERR, ignored */
+static void test_desc_tail_check(void)
+{
+    Ctx c;
+    Rings r;
+    TxRing t;
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    wr(&c, RX_TAIL(0), RING);
+    g_assert_cmpint(rd(&c, RX_TAIL(0)), ==, RING - 1);
+    g_assert_cmphex(rd(&c, DMAC_RX_ERR_STS(0)) & (1u << 5), ==, 1u << 5);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 21), ==, 1u << 21);
+    g_assert_cmpint(cnt(&c, "desc_tail_errors"), ==, 1);
+    wr(&c, DMAC_RX_ERR_STS(0), 1u << 5);        /* W1C */
+    g_assert_cmphex(rd(&c, DMAC_RX_ERR_STS(0)), ==, 0);
+    wr(&c, RX_TAIL(0), RING - 2);               /* in range: taken */
+    g_assert_cmpint(rd(&c, RX_TAIL(0)), ==, RING - 2);
+
+    setup_tx(&c, &t);
+    wr(&c, TX_TAIL(0), RING + 3);
+    g_assert_cmpint(rd(&c, TX_TAIL(0)), ==, 0);
+    g_assert_cmphex(rd(&c, DMAC_TX_ERR_STS(0)) & (1u << 5), ==, 1u << 5);
+    g_assert_cmpint(cnt(&c, "desc_tail_errors"), ==, 2);
+
+    /* desc-check=0: wrapped, as the older model did */
+    prop_set(&c, "desc-check", 0);
+    wr(&c, RX_TAIL(0), RING + 1);
+    g_assert_cmpint(rd(&c, RX_TAIL(0)), ==, 1);
+    g_assert_cmpint(cnt(&c, "desc_tail_errors"), ==, 2);
+    ctx_fini(&c);
+}
+
+/*
+ * Batched write-back (rx-wb-batch=1): RX_CFG_A WB_THRES 3 + WB_ON_INT_TMR,
+ * moderation 100 us: two frames stay unwritten (OWN, no head write-back,
+ * no RXFRM), the third writes back all three; a lone frame is written back
+ * when the interval has elapsed; WB_SWFLUSH writes back at once.
+ */
+static void test_rx_wb_batch(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx(&c, &r, 0);
+    g_assert_cmpint(prop_get(&c, "rx-wb-batch"), ==, 0);
+    prop_set(&c, "rx-wb-batch", 1);
+    wr(&c, INT_MOD_CFG0, 100);                  /* 100 us, all sources */
+    wr(&c, RX_CFG_A(0), (1u << 30) | (3u << 24) | (1u << 5));
+    make_frame(f, sizeof(f));
+
+    send_frame(&c, f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 2));
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 0xdead);
+    g_assert_cmphex(rx_d0(&c, &r, 0), ==, RX_OWN | 1536);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 16), ==, 0);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmphex(rx_d0(&c, &r, 0) & (RX_OWN | RX_FS | RX_LS), ==,
+                    RX_FS | RX_LS);
+    g_assert_cmphex(rx_d0(&c, &r, 2) & RX_OWN, ==, 0);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 16), ==, 1u << 16);
+    g_assert_cmpint(cnt_sub(&c, "rx_wb_flush_why", "threshold"), ==, 1);
+
+    /* a lone frame: written back when the interrupt timer expires */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 4));
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 3);
+    qtest_clock_step(q, 99 * 1000);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 3);
+    qtest_clock_step(q, 1000);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 4);
+    g_assert_cmpint(cnt_sub(&c, "rx_wb_flush_why", "timer"), ==, 1);
+
+    /* software flush */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 5));
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 4);
+    wr(&c, RX_CFG_A(0), rd(&c, RX_CFG_A(0)) | (1u << 31));
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 5);
+    g_assert_cmphex(rd(&c, RX_CFG_A(0)) >> 31, ==, 0);
+    g_assert_cmpint(cnt_arr(&c, "rx_wb_flushes", 0), ==, 3);
+    g_assert_cmpint(cnt(&c, "rx_wb_batched_desc"), ==, 5);
+    ctx_fini(&c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1393,5 +1708,10 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/fault-spurious-irq", test_fault_spurious_irq);
     qtest_add_func("lan7430/rate-tx", test_rate_tx);
     qtest_add_func("lan7430/rate-rx", test_rate_rx);
+    qtest_add_func("lan7430/rx-fifo-overflow", test_rx_fifo_overflow);
+    qtest_add_func("lan7430/rx-fifo-pause", test_rx_fifo_pause);
+    qtest_add_func("lan7430/async-stop", test_async_stop);
+    qtest_add_func("lan7430/desc-tail-check", test_desc_tail_check);
+    qtest_add_func("lan7430/rx-wb-batch", test_rx_wb_batch);
     return g_test_run();
 }
