@@ -14,6 +14,16 @@ for g in napi dma kmem; do
 	[ -e "$T/events/$g/enable" ] && GROUPS_FOUND+=("$g")
 done
 [ ${#GROUPS_FOUND[@]} -gt 0 ] || { echo "tracetoggle: none of napi/dma/kmem"; exit 3; }
+# LAN743X_TOGGLE_LOAD=1: keep every CPU busy in the kernel (allocations,
+# hence kmem tracepoints) while the tracepoints are patched, as the
+# bench's traffic does; default off (the minimal reproducer)
+LOADPIDS=()
+if [ "${LAN743X_TOGGLE_LOAD:-0}" = 1 ]; then
+	for c in $(seq 1 "$(nproc)"); do
+		(while :; do head -c 256k /dev/urandom | cat >/dev/null; done) &
+		LOADPIDS+=($!)
+	done
+fi
 fails=0
 t0=$(date +%s%N)
 for i in $(seq 1 "$CYCLES"); do
@@ -27,5 +37,6 @@ for i in $(seq 1 "$CYCLES"); do
 	done
 done
 t1=$(date +%s%N)
-echo "tracetoggle: cycles=$CYCLES groups=${GROUPS_FOUND[*]} failed_writes=$fails ms=$(((t1 - t0) / 1000000)) cpus=$(nproc)"
+[ ${#LOADPIDS[@]} -eq 0 ] || kill "${LOADPIDS[@]}" 2>/dev/null
+echo "tracetoggle: cycles=$CYCLES groups=${GROUPS_FOUND[*]} failed_writes=$fails ms=$(((t1 - t0) / 1000000)) cpus=$(nproc) load=${LAN743X_TOGGLE_LOAD:-0}"
 [ "$fails" -eq 0 ]
