@@ -20,6 +20,11 @@
 #   VM_TIMEOUT seconds, default 1800
 #   DUT_MAC    default 02:74:30:00:00:01, PEER_MAC default 02:74:30:00:00:02
 #   DUT_OPTS   extra ",prop=val" for -device lan7430 (e.g. ",msix=off")
+#   VM_TCG_THREAD  TCG threading: "multi" (MTTCG, one host thread per
+#              vCPU: QEMU's own default) or "single" (every vCPU in one host
+#              thread: -accel tcg,thread=single); default multi; empty: no
+#              -accel option. Ignored when VM_EXTRA_QEMU_OPTS has an -accel.
+#              (issue 18: MTTCG races the guest's INT3 text patching)
 #   VM_EXTRA_QEMU_OPTS  extra QEMU arguments
 #   VM_APPEND  extra kernel command line
 #   E2E_*, LAN743X_*  forwarded into the guest command's environment
@@ -90,6 +95,17 @@ QOPTS="$QOPTS -device virtio-net-pci,id=peer,netdev=p1,mac=$PEER_MAC,romfile="
 # the kernel console, always kept: a crash is reported with its oops lines
 CONSOLE_LOG=${VM_CONSOLE_LOG:-$(mktemp /tmp/lan743x-lab-console.XXXXXX)}
 : >"$CONSOLE_LOG"
+# TCG threading (see VM_TCG_THREAD above); vng passes no -accel without KVM
+TCG_THREAD=${VM_TCG_THREAD-multi}
+case "$TCG_THREAD" in
+multi | single | "") ;;
+*) die "VM_TCG_THREAD=$TCG_THREAD: multi, single or empty" ;;
+esac
+case " ${VM_EXTRA_QEMU_OPTS:-} " in
+*" -accel "*) TCG_THREAD="" ;;
+esac
+[ -z "$TCG_THREAD" ] || QOPTS="$QOPTS -accel tcg,thread=$TCG_THREAD"
+echo "vm.sh: tcg thread=${TCG_THREAD:-(QEMU default or VM_EXTRA_QEMU_OPTS)}" >&2
 QOPTS="$QOPTS ${VM_EXTRA_QEMU_OPTS:-}"
 
 # Build the guest command: cd to the repo, export env, run.

@@ -1,0 +1,63 @@
+"""lab/vm.sh gives QEMU the TCG threading the lab chose (issue 18).
+
+Under multi-threaded TCG the guest kernel can oops on an INT3 of its own
+live text patching (measurements/crashrate-*): vm.sh runs the vCPUs in one
+host thread unless VM_TCG_THREAD=multi. Checked on QEMU's real command
+line, by a stand-in QEMU that records its arguments (no guest boots: a few
+seconds)."""
+import os
+import stat
+
+import pytest
+
+from conftest import run
+
+DEFAULT = "multi"
+
+
+@pytest.fixture
+def fake(tmp_path):
+    args = tmp_path / "args"
+    qemu = tmp_path / "qemu-system-x86_64"
+    qemu.write_text("#!/bin/bash\nprintf '%s\\n' \"$@\" > " + str(args) + "\n"
+                    "exit 0\n")
+    qemu.chmod(qemu.stat().st_mode | stat.S_IXUSR)
+    kernel = tmp_path / "bzImage"
+    kernel.write_bytes(b"\0" * 4096)
+    return qemu, kernel, args
+
+
+def qemu_args(fake, **env):
+    qemu, kernel, args = fake
+    e = dict(os.environ, QEMU=str(qemu), KERNEL=str(kernel), VM_TIMEOUT="120")
+    for k in ("VM_TCG_THREAD", "VM_EXTRA_QEMU_OPTS"):
+        e.pop(k, None)
+    e.update(env)
+    p = run(["bash", "lab/vm.sh", "true"], env=e, timeout=180)
+    assert args.exists(), "QEMU was not started:\n" + p.stderr[-2000:]
+    a = args.read_text().split("\n")
+    return [a[i + 1] for i, x in enumerate(a) if x == "-accel"], p
+
+
+def test_default_tcg_threading(fake):
+    accel, p = qemu_args(fake)
+    assert accel == [f"tcg,thread={DEFAULT}"], (accel, p.stderr[-2000:])
+
+
+@pytest.mark.parametrize("mode", ["multi", "single"])
+def test_vm_tcg_thread(fake, mode):
+    accel, p = qemu_args(fake, VM_TCG_THREAD=mode)
+    assert accel == [f"tcg,thread={mode}"], (accel, p.stderr[-2000:])
+
+
+def test_extra_accel_wins(fake):
+    # the issue's recipe: an -accel of one's own replaces the lab's
+    accel, p = qemu_args(fake, VM_EXTRA_QEMU_OPTS="-accel tcg,thread=multi,tb-size=256")
+    assert accel == ["tcg,thread=multi,tb-size=256"], (accel, p.stderr[-2000:])
+
+
+def test_bad_value_refused(fake):
+    _, kernel, args = fake
+    e = dict(os.environ, QEMU=str(fake[0]), KERNEL=str(kernel), VM_TCG_THREAD="many")
+    p = run(["bash", "lab/vm.sh", "true"], env=e, timeout=60)
+    assert p.returncode == 2 and not args.exists(), p.stderr[-2000:]
