@@ -12,7 +12,7 @@ import pytest
 
 from conftest import run
 
-DEFAULT = "multi"
+DEFAULT = "single"
 
 
 @pytest.fixture
