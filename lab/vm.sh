@@ -20,12 +20,12 @@
 #   VM_TIMEOUT seconds, default 1800
 #   DUT_MAC    default 02:74:30:00:00:01, PEER_MAC default 02:74:30:00:00:02
 #   DUT_OPTS   extra ",prop=val" for -device lan7430 (e.g. ",msix=off")
-#   VM_TCG_THREAD  TCG threading: "single" (default: every vCPU in one
-#              host thread, -accel tcg,thread=single) or "multi" (MTTCG, one
-#              host thread per vCPU: QEMU's own default, under which the
-#              guest kernel can oops on the INT3 of its live text patching,
-#              issue 18); empty: no -accel option. Ignored when
-#              VM_EXTRA_QEMU_OPTS has an -accel.
+#   VM_TCG_THREAD  TCG threading: "multi" (default: MTTCG, one host thread
+#              per vCPU, QEMU's own default) or "single" (every vCPU in one
+#              host thread, -accel tcg,thread=single: the cure the issue 18
+#              reports for INT3 oopses of live text patching; it changes the
+#              bench's per-packet counts, see README-crash-notes.md); empty:
+#              no -accel option. Ignored when VM_EXTRA_QEMU_OPTS has an -accel.
 #   VM_EXTRA_QEMU_OPTS  extra QEMU arguments
 #   VM_APPEND  extra kernel command line
 #   E2E_*, LAN743X_*  forwarded into the guest command's environment
@@ -97,7 +97,7 @@ QOPTS="$QOPTS -device virtio-net-pci,id=peer,netdev=p1,mac=$PEER_MAC,romfile="
 CONSOLE_LOG=${VM_CONSOLE_LOG:-$(mktemp /tmp/lan743x-lab-console.XXXXXX)}
 : >"$CONSOLE_LOG"
 # TCG threading (see VM_TCG_THREAD above); vng passes no -accel without KVM
-TCG_THREAD=${VM_TCG_THREAD-single}
+TCG_THREAD=${VM_TCG_THREAD-multi}
 case "$TCG_THREAD" in
 multi | single | "") ;;
 *) die "VM_TCG_THREAD=$TCG_THREAD: multi, single or empty" ;;
