@@ -20,11 +20,12 @@
 #   VM_TIMEOUT seconds, default 1800
 #   DUT_MAC    default 02:74:30:00:00:01, PEER_MAC default 02:74:30:00:00:02
 #   DUT_OPTS   extra ",prop=val" for -device lan7430 (e.g. ",msix=off")
-#   VM_TCG_THREAD  TCG threading: "multi" (MTTCG, one host thread per
-#              vCPU: QEMU's own default) or "single" (every vCPU in one host
-#              thread: -accel tcg,thread=single); default multi; empty: no
-#              -accel option. Ignored when VM_EXTRA_QEMU_OPTS has an -accel.
-#              (issue 18: MTTCG races the guest's INT3 text patching)
+#   VM_TCG_THREAD  TCG threading: "multi" (default: MTTCG, one host thread
+#              per vCPU, QEMU's own default) or "single" (every vCPU in one
+#              host thread, -accel tcg,thread=single: the cure the issue 18
+#              reports for INT3 oopses of live text patching; it changes the
+#              bench's per-packet counts, see README-crash-notes.md); empty:
+#              no -accel option. Ignored when VM_EXTRA_QEMU_OPTS has an -accel.
 #   VM_EXTRA_QEMU_OPTS  extra QEMU arguments
 #   VM_APPEND  extra kernel command line
 #   E2E_*, LAN743X_*  forwarded into the guest command's environment

@@ -1,9 +1,10 @@
 """lab/vm.sh gives QEMU the TCG threading the lab chose (issue 18).
 
 Under multi-threaded TCG the guest kernel can oops on an INT3 of its own
-live text patching (measurements/crashrate-*): vm.sh runs the vCPUs in one
-host thread unless VM_TCG_THREAD=multi. Checked on QEMU's real command
-line, by a stand-in QEMU that records its arguments (no guest boots: a few
+live text patching (issue 18); VM_TCG_THREAD=single runs the vCPUs in one
+host thread, the default stays MTTCG (measurements/crashrate-20261125:
+no crash in either mode, and the bench's per-packet counts change with
+the mode). Checked on QEMU's real command line, by a stand-in QEMU that records its arguments (no guest boots: a few
 seconds)."""
 import os
 import stat
