@@ -34,7 +34,7 @@
 #        tests, relative to drivers/net, e.g. "ping.py hw/pp_alloc_fail.py";
 #        each one that exists in the tree runs after ours, KTAP in
 #        generic-<name>.ktap; one that does not exist is reported missing),
-#        plus the knobs of the tests (LAN743X_MIN_MBPS, LAN743X_XFER_MB...).
+#        plus the knobs of the tests (LAN743X_MIN_MBPS, LAN743X_XFER_SECS...).
 #
 # Prints each test's KTAP output; exit status 0 when every program ran
 # (test results are judged by the host against lab/selftests-expected.txt).
