@@ -176,6 +176,13 @@ ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
 # The body is a function, parsed whole before it runs: the script can be
 # edited while a (long) run is in progress.
 main() {
+# run_kselftest.sh writes each test's output to /dev/stdout (4>>): without
+# the usual /dev links (no udev in the guest) that would create a plain
+# file there and lose the tests' output
+for f in stdin:0 stdout:1 stderr:2; do
+	[ -L "/dev/${f%:*}" ] || { rm -f "/dev/${f%:*}"; ln -s "/proc/self/fd/${f#*:}" "/dev/${f%:*}"; }
+done
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
 command -v iperf3 >/dev/null || log "warning: no iperf3 in the guest: iperf3 tests will skip"
