@@ -176,11 +176,13 @@ ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
 # The body is a function, parsed whole before it runs: the script can be
 # edited while a (long) run is in progress.
 main() {
-# run_kselftest.sh writes each test's output to /dev/stdout (4>>): without
-# the usual /dev links (no udev in the guest) that would create a plain
-# file there and lose the tests' output
+# run_kselftest.sh writes each test's output to /dev/stdout (4>>).
+# virtme-ng points /dev/stdout and /dev/stderr at its virtio console
+# ports, so the output would bypass our pipe (and the .ktap files): make
+# them the usual links to the process's own descriptors.
 for f in stdin:0 stdout:1 stderr:2; do
-	[ -L "/dev/${f%:*}" ] || { rm -f "/dev/${f%:*}"; ln -s "/proc/self/fd/${f#*:}" "/dev/${f%:*}"; }
+	[ "$(readlink "/dev/${f%:*}")" = "/proc/self/fd/${f#*:}" ] ||
+		ln -sfn "/proc/self/fd/${f#*:}" "/dev/${f%:*}"
 done
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
