@@ -97,7 +97,7 @@ ssh_setup() {	# an sshd in the peer's namespace, a key and a client config
 		PermitRootLogin prohibit-password
 		PasswordAuthentication no
 		KbdInteractiveAuthentication no
-		UsePAM no
+		UsePAM yes
 		StrictModes no
 		PidFile $d/sshd.pid
 		MaxSessions 100
