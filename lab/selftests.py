@@ -13,9 +13,11 @@ fails the run.
 On the 7.3 base (net, net-next stacks) the tests are installed the way
 kselftest CI and a board install them (make -C tools/testing/selftests
 TARGETS="drivers/net/lan743x net/lib" install INSTALL_PATH=...) and run
-with the install's run_kselftest.sh and a net.config, once with
-REMOTE_TYPE=netns and once with REMOTE_TYPE=ssh (an sshd in the peer's
-namespace; the ssh results are named ssh.<test>); LAN743X_RUNNER=direct
+with the install's run_kselftest.sh and a net.config, with
+REMOTE_TYPE=netns; LAN743X_REMOTE_MODES="netns ssh" adds a pass with
+REMOTE_TYPE=ssh (an sshd in the peer's namespace; results named
+ssh.<test>; not yet in the expected results: see
+README-selftests-notes.md); LAN743X_RUNNER=direct
 runs each test file directly instead (as on 6.12), LAN743X_REMOTE_MODES
 and LAN743X_SSH_MODULES choose the modes and the modules run over ssh.
 
@@ -61,7 +63,7 @@ GENERIC = {
 # by itself, netns only: the 6.12 stack keeps the way its expected results
 # were taken).
 RUNNER = {"6.12": ("direct", "netns", ""),
-          "7.3": ("kselftest", "netns ssh", "series")}
+          "7.3": ("kselftest", "netns", "series")}
 KTAP = re.compile(r"^\s*(not )?ok \d+ (\S+)(?:\s+#\s*(\w+)?(.*))?$")
 # a test program's own line in run_kselftest.sh's output
 KSFT_PROG = re.compile(r"^(not )?ok \d+ selftests: (\S+): (\S+?)(?:\.py)?"

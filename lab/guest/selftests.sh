@@ -14,7 +14,7 @@
 #                INSTALL_PATH=DIR): the lan743x tests then run as kselftest
 #                CI and a board run them, through DIR/run_kselftest.sh with
 #                DIR/drivers/net/lan743x/net.config, once per remote mode
-#                (LAN743X_REMOTE_MODES, default "netns ssh"): netns = the
+#                (LAN743X_REMOTE_MODES, default "netns"; "netns ssh"): netns = the
 #                peer's network namespace (REMOTE_TYPE=netns); ssh = an
 #                sshd started in that namespace with a key made for the run
 #                (REMOTE_TYPE=ssh, REMOTE_ARGS=root@REMOTE_V4). The tests
@@ -213,7 +213,7 @@ for m in "${MODS[@]}"; do
 	marker="lan743x-selftests-$name-$(date +%s%N)"
 	echo "$marker" >/dev/kmsg
 	if [ -n "$INSTALL" ] && [ "${LAN743X_TESTS:-}" != none ]; then
-		for mode in ${LAN743X_REMOTE_MODES:-netns ssh}; do
+		for mode in ${LAN743X_REMOTE_MODES:-netns}; do
 			if [ "$mode" = ssh ] && [ -n "${LAN743X_SSH_MODULES:-}" ] &&
 			   ! echo " $LAN743X_SSH_MODULES " | grep -q " $name "; then
 				continue
