@@ -5,9 +5,21 @@ Boots the guest kernel once with the emulated LAN7430 (lab/vm.sh) and runs
 tools/testing/selftests/drivers/net/lan743x against the upstream module
 (base) and the series' module (base + patches/) in turn
 (lab/guest/selftests.sh), the virtio-net peer in a network namespace as the
-remote end. The KTAP results are compared with lab/selftests-expected.txt:
-any result other than the expected one (a new failure, an expected failure
-that passes, a skip, a missing test) fails the run.
+remote end. The KTAP results are compared with
+lab/selftests-expected/<stack>.txt: any result other than the expected one
+(a new failure, an expected failure that passes, a skip, a missing test)
+fails the run.
+
+On the 7.3 base (net, net-next stacks) the tests are installed the way
+kselftest CI and a board install them (make -C tools/testing/selftests
+TARGETS="drivers/net/lan743x net/lib" install INSTALL_PATH=...) and run
+with the install's run_kselftest.sh and a net.config, with
+REMOTE_TYPE=netns; LAN743X_REMOTE_MODES="netns ssh" adds a pass with
+REMOTE_TYPE=ssh (an sshd in the peer's namespace; results named
+ssh.<test>; not yet in the expected results: see
+README-selftests-notes.md); LAN743X_RUNNER=direct
+runs each test file directly instead (as on 6.12), LAN743X_REMOTE_MODES
+and LAN743X_SSH_MODULES choose the modes and the modules run over ssh.
 
 The tests come from base + the selftest parts of patches/ (or --tree, a
 kernel tree such as build/linux), copied into the results directory with
@@ -32,10 +44,12 @@ ROOT = LAB.parent
 EXPECTED = LAB / "selftests-expected"
 T0 = time.time()
 # what the tests import, relative to the kernel tree
-TREE_PATHS = ["tools/testing/selftests/drivers/net",
-              "tools/testing/selftests/net/lib",
+TREE_PATHS = ["tools/testing/selftests",
               "tools/net/ynl",
-              "Documentation/netlink/specs"]
+              "Documentation/netlink/specs",
+              # what the kselftest Makefile includes (make install)
+              "tools/scripts",
+              "scripts/subarch.include"]
 TESTDIR = "tools/testing/selftests/drivers/net/lan743x"
 # The kernel's own generic driver tests (written upstream, not by us) run
 # after ours against each module, per base: relative to drivers/net.
@@ -44,7 +58,16 @@ GENERIC = {
     "7.3": "ping.py stats.py queues.py hw/pp_alloc_fail.py napi_id.py "
            "ring_reconfig.py hw/irq.py hw/tso.py",
 }
+# How the lan743x tests run, per base: "kselftest" (make install and
+# run_kselftest.sh, in the remote modes given) or "direct" (each file run
+# by itself, netns only: the 6.12 stack keeps the way its expected results
+# were taken).
+RUNNER = {"6.12": ("direct", "netns", ""),
+          "7.3": ("kselftest", "netns", "series")}
 KTAP = re.compile(r"^\s*(not )?ok \d+ (\S+)(?:\s+#\s*(\w+)?(.*))?$")
+# a test program's own line in run_kselftest.sh's output
+KSFT_PROG = re.compile(r"^(not )?ok \d+ selftests: (\S+): (\S+?)(?:\.py)?"
+                       r"(?:\s+#\s*(\w+)?(.*))?$")
 
 
 def progress(msg):
@@ -104,6 +127,59 @@ def prepare_tests(dest, tree=None):
     return dest / "tools/testing/selftests"
 
 
+def install_tests(ksft, dest):
+    """make install of the lan743x tests (and net/lib they import) to dest.
+
+    TEST_GEN_FILES= leaves out net/lib's BPF objects and C helpers, which
+    need clang and installed kernel headers the lab does not have; the
+    lan743x tests use none of them.
+    """
+    p = subprocess.run(["make", "-s", "-C", str(ksft),
+                        "TARGETS=drivers/net/lan743x net/lib",
+                        "TEST_GEN_FILES=", "install",
+                        f"INSTALL_PATH={dest}"], text=True,
+                       capture_output=True)
+    if p.returncode or not (dest / "run_kselftest.sh").exists() or \
+            not (dest / "drivers/net/lan743x").is_dir() or \
+            not (dest / "net/lib/py").is_dir():
+        die(f"make install of the selftests failed (rc {p.returncode}): "
+            f"{(p.stdout + p.stderr)[-1500:]}")
+    return dest
+
+
+def _ksft_lines(text, prefix, r):
+    """Results of run_kselftest.sh's output: the programs' own KTAP lines
+    (indented by '# '), named PREFIX + test; a program's line only when
+    it printed none (it died, timed out or skipped as a whole)."""
+    seen_in_prog = 0
+    for line in text.splitlines():
+        m = KSFT_PROG.match(line)
+        if m:
+            prog = m.group(3).rsplit("/", 1)[-1]
+            directive = (m.group(4) or "").upper()
+            if directive == "TIMEOUT":
+                r[f"{prefix}{prog}.timeout"] = "fail"
+            elif not seen_in_prog:
+                r[f"{prefix}{prog}"] = ("skip" if directive == "SKIP" else
+                                        "fail" if m.group(1) else "pass")
+            seen_in_prog = 0
+            continue
+        if not line.startswith("# "):
+            continue
+        inner = line[2:]
+        if re.match(r"^1\.\.0\s*#\s*SKIP", inner):
+            continue    # the program's own line says skip
+        m = KTAP.match(inner)
+        if not m or inner.startswith(" ") or inner.startswith("#"):
+            continue
+        directive = (m.group(3) or "").upper()
+        result = ("skip" if directive == "SKIP" else
+                  "xfail" if directive == "XFAIL" else
+                  "fail" if m.group(1) else "pass")
+        r[prefix + m.group(2)] = result
+        seen_in_prog += 1
+
+
 def parse_ktap(outdir, modules):
     """{module: {test: result}} from outdir/<module>/*.ktap."""
     res = {}
@@ -115,6 +191,20 @@ def parse_ktap(outdir, modules):
         for f in sorted(mdir.glob("*.ktap")):
             seen = 0
             text = f.read_text(errors="replace")
+            if f.stem.startswith("ksft-"):
+                # run_kselftest.sh in a remote mode: ksft-<mode>.ktap
+                mode = f.stem[len("ksft-"):]
+                before = len(r)
+                _ksft_lines(text, "" if mode == "netns" else f"{mode}.", r)
+                if len(r) == before and not re.search(r"^(not )?ok 1 lab\.",
+                                                      text, re.M):
+                    r[f.stem] = "fail"
+                else:
+                    for line in text.splitlines():
+                        m = KTAP.match(line)
+                        if m and m.group(2).startswith("lab."):
+                            r[m.group(2)] = "fail" if m.group(1) else "pass"
+                continue
             for line in text.splitlines():
                 if re.match(r"^1\.\.0\s*#\s*SKIP", line):
                     r[f.stem] = "skip"
@@ -219,6 +309,15 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     progress(f"results in {out}")
     ksft = prepare_tests(out / "tests", args.tree)
+    base = subprocess.run(["bash", "-c", f'. "{LAB}/common.sh" && '
+                           'echo "$LAB_BASE"'], text=True,
+                          capture_output=True).stdout.strip()
+    runner, modes, ssh_mods = RUNNER.get(base, ("direct", "netns", ""))
+    runner = os.environ.get("LAN743X_RUNNER", runner)
+    install = None
+    if runner == "kselftest":
+        progress("make install of the selftests (TARGETS=drivers/net/lan743x)")
+        install = install_tests(ksft, out / "install")
 
     # the guest may only write to the results dir: the modules go there too
     guest_mods = []
@@ -240,13 +339,15 @@ def main():
         env.pop("MODDIR", None)
     if args.tests:
         env["LAN743X_TESTS"] = args.tests
-    base = subprocess.run(["bash", "-c", f'. "{LAB}/common.sh" && '
-                           'echo "$LAB_BASE"'], text=True,
-                          capture_output=True).stdout.strip()
+    env["LAN743X_REMOTE_MODES"] = os.environ.get("LAN743X_REMOTE_MODES",
+                                                 modes)
+    env["LAN743X_SSH_MODULES"] = os.environ.get("LAN743X_SSH_MODULES",
+                                                ssh_mods)
     env["LAN743X_GENERIC"] = os.environ.get("LAN743X_GENERIC",
                                             GENERIC.get(base, ""))
     guest = ["bash", str(LAB / "guest" / "selftests.sh"), "--tests",
-             str(ksft), "--out", str(out)] + guest_mods
+             str(ksft), "--out", str(out)] + \
+        (["--install", str(install)] if install else []) + guest_mods
     # A crash of the emulated machine (vm.sh exit 86: a guest kernel panic)
     # is not a test result: the run is repeated once, and says so. A
     # second crash fails.

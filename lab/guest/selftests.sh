@@ -9,6 +9,18 @@
 #   --tests DIR  a selftests root (holding drivers/net/lan743x, net/lib/py,
 #                drivers/net/lib/py; in-tree layout with tools/net/ynl next
 #                to it, or an installed one). Default: $LAN743X_SELFTESTS.
+#   --install DIR  a kselftest install directory (make -C
+#                tools/testing/selftests TARGETS=drivers/net/lan743x install
+#                INSTALL_PATH=DIR): the lan743x tests then run as kselftest
+#                CI and a board run them, through DIR/run_kselftest.sh with
+#                DIR/drivers/net/lan743x/net.config, once per remote mode
+#                (LAN743X_REMOTE_MODES, default "netns"; "netns ssh"): netns = the
+#                peer's network namespace (REMOTE_TYPE=netns); ssh = an
+#                sshd started in that namespace with a key made for the run
+#                (REMOTE_TYPE=ssh, REMOTE_ARGS=root@REMOTE_V4). The tests
+#                are the same in both modes. KTAP in NAME/ksft-MODE.ktap.
+#                LAN743X_SSH_MODULES (default: every module) limits the
+#                ssh mode to the modules named.
 #   --out DIR    KTAP output: DIR/NAME/<test>.ktap (default
 #                $LAN743X_RESULTS, else /tmp/lan743x-selftests)
 #   KO           lan743x.ko to test, NAME=path to label it (default: the
@@ -22,18 +34,20 @@
 #        tests, relative to drivers/net, e.g. "ping.py hw/pp_alloc_fail.py";
 #        each one that exists in the tree runs after ours, KTAP in
 #        generic-<name>.ktap; one that does not exist is reported missing),
-#        plus the knobs of the tests (LAN743X_MIN_MBPS, LAN743X_XFER_MB...).
+#        plus the knobs of the tests (LAN743X_MIN_MBPS, LAN743X_XFER_SECS...).
 #
 # Prints each test's KTAP output; exit status 0 when every program ran
 # (test results are judged by the host against lab/selftests-expected.txt).
 set -u
 
 TESTS=${LAN743X_SELFTESTS:-}
+INSTALL=
 OUT=${LAN743X_RESULTS:-/tmp/lan743x-selftests}
 MODS=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--tests) TESTS=$2; shift 2 ;;
+	--install) INSTALL=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	*) MODS+=("$1"); shift ;;
 	esac
@@ -42,6 +56,9 @@ done
 [ -n "$TESTS" ] || { echo "selftests.sh: --tests DIR or LAN743X_SELFTESTS needed" >&2; exit 2; }
 DIR=$TESTS/drivers/net/lan743x
 [ -f "$DIR/Makefile" ] || { echo "selftests.sh: no $DIR/Makefile" >&2; exit 2; }
+[ -z "$INSTALL" ] || [ -x "$INSTALL/run_kselftest.sh" ] ||
+	{ echo "selftests.sh: no $INSTALL/run_kselftest.sh" >&2; exit 2; }
+SSHDIR=/tmp/lan743x-ssh
 
 . "$(dirname "$0")/lib.sh"
 
@@ -64,9 +81,110 @@ programs() {
 	sed -n '/^TEST_PROGS/,/^\s*#/p' "$DIR/Makefile" | grep -o '[a-z0-9_]*\.py'
 }
 
+ssh_setup() {	# an sshd in the peer's namespace, a key and a client config
+	local d=$SSHDIR i
+	[ -f "$d/sshd.pid" ] && kill -0 "$(cat "$d/sshd.pid")" 2>/dev/null && return 0
+	command -v ssh-keygen >/dev/null && [ -x /usr/sbin/sshd ] ||
+		{ log "no ssh-keygen or /usr/sbin/sshd (openssh-server, lab/setup.sh)"; return 1; }
+	rm -rf "$d"; mkdir -p "$d/bin"; chmod 700 "$d"
+	ssh-keygen -q -t ed25519 -N '' -C lan743x-selftests -f "$d/id" || return 1
+	ssh-keygen -q -t ed25519 -N '' -f "$d/host" || return 1
+	cp "$d/id.pub" "$d/authorized_keys"
+	cat >"$d/sshd_config" <<-EOF
+		ListenAddress $REMOTE_V4
+		HostKey $d/host
+		AuthorizedKeysFile $d/authorized_keys
+		PermitRootLogin prohibit-password
+		PasswordAuthentication no
+		KbdInteractiveAuthentication no
+		UsePAM yes
+		StrictModes no
+		PidFile $d/sshd.pid
+		MaxSessions 100
+		MaxStartups 100
+	EOF
+	cat >"$d/ssh_config" <<-EOF
+		Host *
+		  IdentityFile $d/id
+		  IdentitiesOnly yes
+		  BatchMode yes
+		  StrictHostKeyChecking no
+		  UserKnownHostsFile /dev/null
+		  LogLevel ERROR
+		  ControlMaster auto
+		  ControlPath $d/cm-%C
+		  ControlPersist 600
+		  ServerAliveInterval 5
+		  ServerAliveCountMax 12
+	EOF
+	# the library calls plain ssh and scp: a board's ~/.ssh/config does
+	# what these wrappers do here (the guest's root is read-only)
+	printf '#!/bin/sh\nexec /usr/bin/ssh -F %s "$@"\n' "$d/ssh_config" >"$d/bin/ssh"
+	printf '#!/bin/sh\nexec /usr/bin/scp -F %s "$@"\n' "$d/ssh_config" >"$d/bin/scp"
+	chmod +x "$d/bin/ssh" "$d/bin/scp"
+	mkdir -p /run/sshd && chmod 755 /run/sshd
+	ip netns exec "$NS" /usr/sbin/sshd -f "$d/sshd_config" -E "$d/sshd.log" ||
+		{ log "sshd failed: $(tail -3 "$d/sshd.log" 2>/dev/null)"; return 1; }
+	for i in $(seq 1 20); do
+		PATH=$d/bin:$PATH ssh "root@$REMOTE_V4" true 2>/dev/null && break
+		sleep 0.5
+	done
+	PATH=$d/bin:$PATH ssh "root@$REMOTE_V4" true ||
+		{ log "ssh root@$REMOTE_V4 fails: $(tail -3 "$d/sshd.log" 2>/dev/null)"; return 1; }
+	log "sshd in netns $NS: ssh root@$REMOTE_V4 works"
+}
+
+ssh_teardown() {
+	[ -f "$SSHDIR/ssh_config" ] &&
+		/usr/bin/ssh -F "$SSHDIR/ssh_config" -O exit "root@$REMOTE_V4" 2>/dev/null
+	[ -f "$SSHDIR/sshd.pid" ] && kill "$(cat "$SSHDIR/sshd.pid")" 2>/dev/null
+	rm -f "$SSHDIR/sshd.pid"
+}
+
+ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
+	local mode=$1 name=$2 dut=$3 conf=$INSTALL/drivers/net/lan743x/net.config
+	local args=() t path=$PATH
+	case "$mode" in
+	netns) ;;
+	ssh) ssh_setup || { echo "not ok 1 lab.ssh_setup # no sshd in the peer namespace" |
+			tee "$OUT/$name/ksft-$mode.ktap"; return; }
+	     path=$SSHDIR/bin:$PATH ;;
+	*) log "unknown remote mode $mode"; return ;;
+	esac
+	{
+		echo "# written by lab/guest/selftests.sh ($mode mode)"
+		echo "NETIF=$dut"
+		echo "LOCAL_V4=$LOCAL_V4"
+		echo "REMOTE_V4=$REMOTE_V4"
+		echo "REMOTE_TYPE=$mode"
+		if [ "$mode" = ssh ]; then echo "REMOTE_ARGS=root@$REMOTE_V4"
+		else echo "REMOTE_ARGS=$NS"; fi
+	} >"$conf"
+	if [ -n "${LAN743X_TESTS:-}" ]; then
+		for t in $LAN743X_TESTS; do args+=(-t "drivers/net/lan743x:$t"); done
+	else
+		args=(-c drivers/net/lan743x)
+	fi
+	log "module $name: run_kselftest.sh ${args[*]} ($mode)"
+	echo "# module $name: run_kselftest.sh ${args[*]}, REMOTE_TYPE=$mode"
+	(cd "$INSTALL" && PATH=$path ./run_kselftest.sh "${args[@]}") 2>&1 |
+		tee "$OUT/$name/ksft-$mode.ktap"
+	echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/ksft-$mode.ktap"
+	rm -f "$conf"
+}
+
 # The body is a function, parsed whole before it runs: the script can be
 # edited while a (long) run is in progress.
 main() {
+# run_kselftest.sh writes each test's output to /dev/stdout (4>>).
+# virtme-ng points /dev/stdout and /dev/stderr at its virtio console
+# ports, so the output would bypass our pipe (and the .ktap files): make
+# them the usual links to the process's own descriptors.
+for f in stdin:0 stdout:1 stderr:2; do
+	[ "$(readlink "/dev/${f%:*}")" = "/proc/self/fd/${f#*:}" ] ||
+		ln -sfn "/proc/self/fd/${f#*:}" "/dev/${f%:*}"
+done
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
 command -v iperf3 >/dev/null || log "warning: no iperf3 in the guest: iperf3 tests will skip"
@@ -94,7 +212,16 @@ for m in "${MODS[@]}"; do
 	state0=$(state "$dut")
 	marker="lan743x-selftests-$name-$(date +%s%N)"
 	echo "$marker" >/dev/kmsg
-	for t in $(programs); do
+	if [ -n "$INSTALL" ] && [ "${LAN743X_TESTS:-}" != none ]; then
+		for mode in ${LAN743X_REMOTE_MODES:-netns}; do
+			if [ "$mode" = ssh ] && [ -n "${LAN743X_SSH_MODULES:-}" ] &&
+			   ! echo " $LAN743X_SSH_MODULES " | grep -q " $name "; then
+				continue
+			fi
+			ksft_run "$mode" "$name" "$dut"
+		done
+	fi
+	for t in $([ -z "$INSTALL" ] && programs); do
 		log "module $name: $t"
 		echo "# module $name: $t"
 		(cd "$DIR" && NETIF=$dut LOCAL_V4=$LOCAL_V4 REMOTE_V4=$REMOTE_V4 \
@@ -138,5 +265,6 @@ for m in "${MODS[@]}"; do
 	fi
 	ip link set "$dut" down
 done
+ssh_teardown
 }
 main; exit 0
