@@ -241,7 +241,9 @@ typedef struct Rings {
     uint64_t tx_ring, tx_hwb, tx_buf;
 } Rings;
 
-static void setup_rx_len(Ctx *c, Rings *r, uint32_t cfg_c, uint32_t blen)
+/* RX ring of RING descriptors, each owning a blen-byte buffer, and its
+ * head write-back word (0xdead until the device writes it) */
+static void alloc_rx_ring(Ctx *c, Rings *r, uint32_t blen)
 {
     QTestState *q = c->qs->qts;
     int i;
@@ -256,6 +258,11 @@ static void setup_rx_len(Ctx *c, Rings *r, uint32_t cfg_c, uint32_t blen)
         qtest_writel(q, r->rx_ring + 16 * i + 12, 0);
         qtest_writel(q, r->rx_ring + 16 * i + 0, RX_OWN | blen);
     }
+}
+
+static void setup_rx_len(Ctx *c, Rings *r, uint32_t cfg_c, uint32_t blen)
+{
+    alloc_rx_ring(c, r, blen);
     wr(c, DMAC_CMD, 1u << 8);                   /* RX_SWR(0) */
     wr(c, RX_BASE_ADDRH(0), r->rx_ring >> 32);
     wr(c, RX_BASE_ADDRL(0), r->rx_ring & 0xFFFFFFFF);
@@ -1384,19 +1391,7 @@ static void test_rate_rx(void)
 /* RX ring of RING 1536-byte buffers on channel ch (filter set by setup_rx) */
 static void setup_rx_chan(Ctx *c, Rings *r, int ch)
 {
-    QTestState *q = c->qs->qts;
-    int i;
-
-    r->rx_ring = guest_alloc(&c->qs->alloc, RING * 16);
-    r->rx_hwb = guest_alloc(&c->qs->alloc, 4);
-    qtest_writel(q, r->rx_hwb, 0xdead);
-    for (i = 0; i < RING; i++) {
-        r->rx_buf[i] = guest_alloc(&c->qs->alloc, 2048);
-        qtest_writel(q, r->rx_ring + 16 * i + 4, r->rx_buf[i] & 0xFFFFFFFF);
-        qtest_writel(q, r->rx_ring + 16 * i + 8, r->rx_buf[i] >> 32);
-        qtest_writel(q, r->rx_ring + 16 * i + 12, 0);
-        qtest_writel(q, r->rx_ring + 16 * i + 0, RX_OWN | 1536);
-    }
+    alloc_rx_ring(c, r, 1536);
     wr(c, DMAC_CMD, 1u << (8 + ch));            /* RX_SWR(ch) */
     wr(c, RX_BASE_ADDRH(ch), r->rx_ring >> 32);
     wr(c, RX_BASE_ADDRL(ch), r->rx_ring & 0xFFFFFFFF);
