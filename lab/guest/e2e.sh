@@ -60,9 +60,9 @@ load_driver() {
     fi
 }
 
+. "$(dirname "$0")/klog.sh"
 dmesg_bad() {   # print suspicious kernel log lines since marker $1
-    dmesg | awk -v m="$1" 'f; index($0, m) {f=1}' |
-        grep -E -i "WARNING|BUG|Call Trace|lan743x.*(error|fail|timeout|warn)|TR Register|DMA-API|refcount|list_(add|del) corruption|hung task|NETDEV WATCHDOG|timed out" || true
+    dmesg | klog_bad "$1"
 }
 mark() { echo "lan743x-e2e-mark-$1" > /dev/kmsg; echo "lan743x-e2e-mark-$1"; }
 
