@@ -304,8 +304,10 @@ def main():
                                       "module", "guest", "series"],
                                      "series module", env=menv)]]
 
+    # the stack in the name: two stacks' runs may start in the same second
+    stack = os.environ.get("STACK", "net-next")
     out = Path(args.out or ROOT / "results" /
-               time.strftime("selftests-%Y%m%d-%H%M%S"))
+               time.strftime(f"selftests-{stack}-%Y%m%d-%H%M%S"))
     out.mkdir(parents=True, exist_ok=True)
     progress(f"results in {out}")
     ksft = prepare_tests(out / "tests", args.tree)
