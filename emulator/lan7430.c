@@ -58,6 +58,8 @@ enum {
     L7F_LINK_FLAP,
     L7F_RX_STALL,
     L7F_EXT_MISSING,
+    L7F_RX_SWR_HEAD,
+    L7F_RX_IRQ_HOLD,
     L7F_NUM
 };
 
@@ -73,6 +75,8 @@ static const char *const l7_fault_names[L7F_NUM] = {
     [L7F_LINK_FLAP] = "link-flap",
     [L7F_RX_STALL] = "rx-stall",
     [L7F_EXT_MISSING] = "ext-missing",
+    [L7F_RX_SWR_HEAD] = "rx-swr-head",
+    [L7F_RX_IRQ_HOLD] = "rx-irq-hold",
 };
 
 typedef struct L7Fault {
@@ -187,6 +191,7 @@ typedef struct L7Counters {
     uint64_t rx_fifo_peak_bytes[L7_NUM_RX_CH];
     uint64_t rx_fifo_flushed;
     uint64_t rx_drop_fifo_reset;
+    uint64_t rx_swr_fifo_enabled;
     uint64_t tx_pause_frames;
     uint64_t rx_pause_holds;
     uint64_t desc_tail_errors;
@@ -246,6 +251,11 @@ struct Lan7430State {
     bool flap_down;              /* link held down by the link-flap fault */
     QEMUTimer *rx_stall_timer;
     bool rx_stalled;
+    uint32_t fault_rx_irq_hold_ms;
+    QEMUTimer *rx_irq_hold_timer;
+    bool rx_irq_held;            /* rx-irq-hold: no RX interrupt sent */
+    uint32_t rx_swr_bad;         /* rx-swr-head: channels whose last RX_SWR
+                                  * left RX_HEAD reading non-zero */
     QEMUTimer *wb_timer;
     L7WbPending wb;
 
@@ -464,6 +474,7 @@ static void l7_dma_rx_reset(Lan7430State *s, int ch)
     l7_rx_batch_discard(s, ch);
     s->rx_head[ch] = 0;
     s->rx_tail[ch] = 0;
+    s->rx_swr_bad &= ~(1u << ch);
     s->dmac_run &= ~L7_DMAC_CMD_START_R(ch);
     s->dmac_stop &= ~L7_DMAC_CMD_STOP_R(ch);
     s->dmac_int_sts &= ~L7_DMAC_INT_RXFRM(ch);
@@ -620,6 +631,8 @@ static void lan7430_realize(PCIDevice *pd, Error **errp)
     s->tx_pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_tx_pace_cb, s);
     s->rx_pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_pace_cb, s);
     s->rx_stall_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_stall_cb, s);
+    s->rx_irq_hold_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                        l7_rx_irq_hold_cb, s);
     s->wb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_wb_cb, s);
     s->op_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_op_timer_cb, s);
     s->rxb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_batch_timer_cb, s);
@@ -658,6 +671,7 @@ static void lan7430_exit(PCIDevice *pd)
     timer_free(s->tx_pace_timer);
     timer_free(s->rx_pace_timer);
     timer_free(s->rx_stall_timer);
+    timer_free(s->rx_irq_hold_timer);
     timer_free(s->wb_timer);
     for (v = 0; v < L7_NUM_RX_CH; v++) {
         l7_rx_fifo_flush(s, v, false);

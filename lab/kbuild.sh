@@ -9,7 +9,9 @@
 #   kbuild.sh module VARIANT REV build lan743x.ko of source revision REV
 #                                (a commit of the source tree, 'base', or
 #                                'series' = base + patches/, 'series:K' =
-#                                base + the first K patches) and print it
+#                                base + the first K patches, 'v1' = the
+#                                net-next v1 series rebased onto 7.3, see
+#                                V1_REV in lab.conf) and print it
 #
 # VARIANT: guest (x86_64 checking kernel), bench (guest without
 # DMA_API_DEBUG), debug (guest + KASAN, kmemleak, lockdep) or armv7-imx.
@@ -209,6 +211,16 @@ module() {
 	src=$(srcfor "$variant")
 	obj=$(prepare "$variant")
 	case "$rev" in
+	v1)
+		# v1 of the net-next series on 7.3 (before the v2 rework): the
+		# patches/ directories of this repository at commit V1_REV
+		[ "$STACK" = net-next ] ||
+			die "module v1: the v1 series exists for STACK=net-next only (STACK=$STACK)"
+		git -C "$src" am --abort >/dev/null 2>&1 || true
+		git -C "$src" checkout -q -f base
+		apply_series "$src" 999999 v1_series
+		rev=$(git -C "$src" rev-parse HEAD)
+		;;
 	series | series:*)
 		# base + patches/ (series:K: base + the first K patches)
 		git -C "$src" am --abort >/dev/null 2>&1 || true
@@ -240,6 +252,26 @@ module() {
 	mkdir -p "$out"
 	cp "$obj/drivers/net/ethernet/microchip/lan743x.ko" "$out/"
 	echo "$out/lan743x.ko"
+}
+
+# v1_series: the patch files of net and net-next at V1_REV (lab.conf),
+# exported once into the cache (a git revision's files never change)
+v1_series() {
+	local d=$CACHE/v1-patches/$V1_REV s p
+	if [ ! -e "$d/.lab-done" ]; then
+		git -C "$ROOT_DIR" cat-file -e "$V1_REV^{commit}" 2>/dev/null ||
+			die "V1_REV $V1_REV (lab.conf) is not a commit of $ROOT_DIR (a shallow clone?)"
+		rm -rf "$d"
+		mkdir -p "$d"
+		git -C "$ROOT_DIR" archive "$V1_REV" patches/net patches/net-next | tar -x -C "$d"
+		touch "$d/.lab-done"
+	fi
+	for s in net net-next; do
+		for p in "$d/patches/$s"/*.patch; do
+			case "$(basename "$p")" in 0000-*) continue ;; esac
+			echo "$p"
+		done
+	done
 }
 
 main() {

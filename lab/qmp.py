@@ -52,6 +52,8 @@ FAULTS = {
     "link-flap": {"down_ms": "fault-link-flap-down-ms",
                   "period_ms": "fault-link-flap-period-ms"},
     "rx-stall": {"ms": "fault-rx-stall-ms"},
+    "rx-swr-head": {},      # after the next RX_SWR, RX_HEAD reads non-zero
+    "rx-irq-hold": {"ms": "fault-rx-irq-hold-ms"},  # no RX interrupt for ms
 }
 
 

@@ -1585,6 +1585,106 @@ static void test_async_stop(void)
     ctx_fini(&c);
 }
 
+/*
+ * rx-swr-head: the next RX_SWR leaves RX_HEAD reading non-zero (the check
+ * in the driver's open/start fails) until the channel is reset again; one
+ * opportunity per RX_SWR; fault-clear ends it.
+ */
+static void test_fault_rx_swr_head(void)
+{
+    Ctx c;
+    Rings r;
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);                        /* asserts RX_HEAD == 0 */
+    wr(&c, FCT_RX_CTL, 1u << 24);               /* FIFO 0 off */
+    prop_set(&c, "fault-rx-swr-head", 1);
+    wr(&c, DMAC_CMD, 1u << 8);                  /* RX_SWR(0): fires */
+    g_assert_cmpint(fired(&c, "rx-swr-head"), ==, 1);
+    g_assert_cmpint(rd(&c, RX_HEAD(0)), !=, 0);
+    g_assert_cmpint(rd(&c, RX_HEAD(0)), !=, 0); /* not a one-shot read */
+    g_assert_cmpint(rd(&c, RX_HEAD(1)), ==, 0); /* only that channel */
+    wr(&c, DMAC_CMD, 1u << 8);                  /* count used up: works */
+    g_assert_cmpint(rd(&c, RX_HEAD(0)), ==, 0);
+    g_assert_cmpint(fired(&c, "rx-swr-head"), ==, 1);
+    /* fault-clear ends a failed reset too */
+    prop_set(&c, "fault-rx-swr-head", 1);
+    wr(&c, DMAC_CMD, 1u << (8 + 2));            /* RX_SWR(2) */
+    g_assert_cmpint(rd(&c, RX_HEAD(2)), !=, 0);
+    prop_set_true(&c, "fault-clear");
+    g_assert_cmpint(rd(&c, RX_HEAD(2)), ==, 0);
+    g_assert_cmpint(fired(&c, "rx-swr-head"), ==, 2);
+    ctx_fini(&c);
+}
+
+/*
+ * rx-irq-hold: from the frame it fires on, the RX interrupts are not sent
+ * for fault-rx-irq-hold-ms; the frames are written back (head, RXFRM
+ * status) as usual; when the hold ends the pending interrupt is sent.
+ */
+static void test_fault_rx_irq_hold(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[64];
+    QTestState *q;
+    int i;
+
+    ctx_init(&c, true);
+    q = c.qs->qts;
+    wr(&c, INT_VEC_MAP0, 2);                    /* RX0 -> vector 2 */
+    wr(&c, INT_VEC_EN_SET, 1u << 2);
+    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
+    setup_rx(&c, &r, 0);
+    make_frame(f, sizeof(f));
+    prop_set(&c, "fault-rx-irq-hold-ms", 5);
+    prop_set(&c, "fault-rx-irq-hold", 1);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));   /* written back as usual */
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 16), ==, 1u << 16);
+    g_assert_cmpint(fired(&c, "rx-irq-hold"), ==, 1);
+    for (i = 0; i < 20; i++) {
+        g_usleep(1000);
+        g_assert_cmphex(msix_seen(&c, 2), ==, 0);
+    }
+    qtest_clock_step(q, 5 * 1000 * 1000);       /* the hold ends */
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0x102);
+    /* and the next frame interrupts at once */
+    wr(&c, INT_STS, 0xFFFFFFFF);
+    wr(&c, DMAC_INT_STS, 1u << 16);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0x102);
+    g_assert_cmpint(fired(&c, "rx-irq-hold"), ==, 1);
+    ctx_fini(&c);
+}
+
+/*
+ * An RX DMA channel reset while its FCT RX FIFO is enabled (the documented
+ * close/open sequence disables the FIFO first) is counted in
+ * rx_swr_fifo_enabled; with the FIFO disabled, or for another channel,
+ * it is not.
+ */
+static void test_rx_swr_fifo_enabled(void)
+{
+    Ctx c;
+    Rings r;
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);                        /* SWR before FIFO enable */
+    g_assert_cmpint(cnt(&c, "rx_swr_fifo_enabled"), ==, 0);
+    wr(&c, DMAC_CMD, 1u << (8 + 1));            /* RX_SWR(1), FIFO 1 off */
+    g_assert_cmpint(cnt(&c, "rx_swr_fifo_enabled"), ==, 0);
+    wr(&c, DMAC_CMD, 1u << 8);                  /* RX_SWR(0), FIFO 0 on */
+    g_assert_cmpint(cnt(&c, "rx_swr_fifo_enabled"), ==, 1);
+    wr(&c, FCT_RX_CTL, 1u << 24);               /* FIFO 0 off */
+    wr(&c, DMAC_CMD, 1u << 8);
+    g_assert_cmpint(cnt(&c, "rx_swr_fifo_enabled"), ==, 1);
+    ctx_fini(&c);
+}
+
 /* an RX/TX tail outside the ring: DESC_TAIL_ERR, DMAC_INT_STS.ERR, ignored */
 static void test_desc_tail_check(void)
 {
@@ -1708,5 +1808,8 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/async-stop", test_async_stop);
     qtest_add_func("lan7430/desc-tail-check", test_desc_tail_check);
     qtest_add_func("lan7430/rx-wb-batch", test_rx_wb_batch);
+    qtest_add_func("lan7430/fault-rx-swr-head", test_fault_rx_swr_head);
+    qtest_add_func("lan7430/fault-rx-irq-hold", test_fault_rx_irq_hold);
+    qtest_add_func("lan7430/rx-swr-fifo-enabled", test_rx_swr_fifo_enabled);
     return g_test_run();
 }
