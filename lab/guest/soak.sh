@@ -22,6 +22,15 @@ set -u
 CHANGES=${LAN743X_SOAK_CHANGES:-1000}
 KO=${1:-${LAN743X_KO:-}}
 YNL=${LAN743X_YNL:-}
+# tools/net/ynl's command line: pyynl/cli.py since 6.14 (7.3), cli.py
+# before (6.12). A YNL dir without either is an error, not a skipped check.
+YNL_CLI=
+if [ -n "$YNL" ]; then
+	for c in "$YNL/pyynl/cli.py" "$YNL/cli.py"; do
+		[ -f "$c" ] && { YNL_CLI=$c; break; }
+	done
+	[ -n "$YNL_CLI" ] || { echo "soak: no ynl cli.py in $YNL (pyynl/cli.py or cli.py)" >&2; exit 2; }
+fi
 FAILS=0
 STOP=/tmp/soak.stop
 ok() { echo "soak: PASS $*"; }
@@ -29,7 +38,7 @@ bad() { echo "soak: FAIL $*"; FAILS=$((FAILS + 1)); }
 
 # page_pools of ifindex $1 as "id inflight detached" lines
 pools() {
-	python3 "$YNL/cli.py" --no-schema \
+	python3 "$YNL_CLI" --no-schema \
 		--spec "$YNL/../../../Documentation/netlink/specs/netdev.yaml" \
 		--dump page-pool-get --output-json 2>/dev/null |
 		python3 -c '
@@ -74,7 +83,7 @@ main() {
 	log "DUT $dut (ifindex $ifindex), $CHANGES changes"
 
 	# the page_pool listing works: the running interface has pools
-	if [ -n "$YNL" ] && [ -f "$YNL/cli.py" ]; then
+	if [ -n "$YNL_CLI" ]; then
 		pl=$(pools "$ifindex")
 		[ -n "$pl" ] && ok "page_pool: $(echo "$pl" | wc -l) pools of $dut listed while up" ||
 			bad "page_pool: no pool of $dut listed while up (ynl failed?)"
@@ -134,7 +143,7 @@ main() {
 
 	# every page back in its pool once the interface is down
 	ip link set dev "$dut" down
-	if [ -n "$YNL" ] && [ -f "$YNL/cli.py" ]; then
+	if [ -n "$YNL_CLI" ]; then
 		for i in $(seq 1 30); do
 			pl=$(pools "$ifindex")
 			[ -z "$pl" ] && break
