@@ -28,7 +28,7 @@ P() { ip netns exec peer "$@"; }
 . "$HERE/klog.sh"
 
 # hits of one kprobe event (kprobe_profile: "  event  hits  misses")
-hits() { awk -v e="$1" '$1 == e { print $2 }' "$T/kprobe_profile"; }
+hits() { awk -v e="$1" '$1 == e || $1 == "lab/" e { print $2 }' "$T/kprobe_profile"; }
 stat_of() { cat "/sys/class/net/$DUT/statistics/$1"; }
 
 info "kernel $(uname -r), $(uname -m), $(nproc) CPUs, module ${LAN743X_MODDIR:-?}"
