@@ -107,6 +107,18 @@ if [ -x "$OUT/$BIN" ] && [ -z "${LAN743X_BUILD_FORCE:-}" ]; then
 fi
 log "qemu source $VER, key $KEY, target $TARGET"
 
+# ---- one build at a time in the shared source tree -------------------------
+# Every clone of the lab (and both targets) copies its emulator sources into
+# the same tree: without a lock, another clone's copy made during our ninja
+# run links a binary from two versions (seen: lan7430.c of one clone, the
+# trace events of another -> undefined trace_lan743x_* at link time).
+mkdir -p "$CACHE/src"
+exec 8>"$CACHE/src/qemu-build.lock"
+if ! flock -n 8; then
+    log "waiting for another QEMU build in the shared source tree"
+    flock 8
+fi
+
 # ---- source tree (one per qemu version, reused for incremental builds) ---
 SRCROOT="$CACHE/src/$(echo "$VER" | tr ':~+' '___')"
 mkdir -p "$SRCROOT"
