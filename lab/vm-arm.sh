@@ -27,7 +27,7 @@
 #   QEMU       qemu-system-arm (default: emulator/build.sh --arch arm)
 #   ROOTFS     rootfs cpio (default: lab/rootfs-arm.sh)
 #   VM_CPUS    default 2        VM_MEM  default 1G
-#   VM_TIMEOUT seconds, default 1800
+#   VM_TIMEOUT seconds, default 3600 (TCG on a loaded 2-core host)
 #   DUT_MAC, PEER_MAC, DUT_OPTS  as lab/vm.sh
 #   VM_APPEND  extra kernel command line
 #   VM_ARM_COHERENT  1: keep the dma-coherent property (coherent PCI DMA)
@@ -146,7 +146,7 @@ local Q=("$QEMU" -M virt,highmem=off -cpu cortex-a15 -smp "${VM_CPUS:-2}" -m "${
 dtb=$tmp/virt.dtb
 "${Q[@]}" -M virt,highmem=off,dumpdtb="$dtb" >/dev/null 2>&1 || true
 [ -s "$dtb" ] || die "qemu could not dump the virt device tree"
-node=$(dtc -I dtb -O dts "$dtb" 2>/dev/null | awk '/^\tpcie@[0-9a-f]+ \{/{print $1; exit}')
+node=$(dtc -I dtb -O dts "$dtb" 2>/dev/null | awk '/^\tpcie@[0-9a-f]+ \{/ && !n++ {print $1}')
 [ -n "$node" ] || die "no pcie node in the virt device tree"
 if [ "${VM_ARM_COHERENT:-0}" = 1 ]; then
 	echo "vm-arm.sh: PCIe DMA coherent (QEMU's DT: /$node has dma-coherent)" >&2
@@ -159,7 +159,7 @@ fi
 CONSOLE_LOG=${VM_CONSOLE_LOG:-$tmp/console.log}
 : >"$CONSOLE_LOG"
 set +e
-timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" \
+timeout --foreground -k 10 "${VM_TIMEOUT:-3600}" \
 	"${Q[@]}" -dtb "$dtb" -serial stdio \
 	-append "console=ttyAMA0 rdinit=/init panic=-1 loglevel=4 ${VM_APPEND:-}" </dev/null |
 	tee -a "$CONSOLE_LOG" |
