@@ -118,6 +118,14 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /run
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin; ln -sf /proc/self/fd/1 /dev/stdout; ln -sf /proc/self/fd/2 /dev/stderr
+# the kernel has no 32-bit time_t system calls (COMPAT_32BIT_TIME=n from
+# allnoconfig): coreutils' sleep fails there, busybox's does not
+if ! sleep 0 2>/dev/null; then
+	mkdir -p /usr/local/bin
+	ln -sf /bin/busybox /usr/local/bin/sleep
+fi
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 ldconfig 2>/dev/null
@@ -130,7 +138,8 @@ bash -c "$(cat /lab-cmd)" </dev/null
 echo "LAN743X-ARM-EXIT=$?"
 sync
 echo o >/proc/sysrq-trigger
-sleep 10
+# init must not exit before the power-off has taken effect
+while :; do :; done
 EOI
 chmod 755 "$ov/init"
 (cd "$ov" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc -R 0:0 --quiet) >"$tmp/ov.cpio"
