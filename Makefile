@@ -5,7 +5,7 @@ CHECKS ?=
 PATCHES ?=
 STACK ?=
 
-.PHONY: help setup tree export check kernel qemu unit test bench soak outage
+.PHONY: help setup tree export check kernel qemu unit test bench soak outage arm-e2e
 
 help:
 	@echo "make bench   main job: build, boot the emulated LAN7430, A/B bench, table"
@@ -18,6 +18,7 @@ help:
 	@echo "make qemu    build QEMU with the lan7430 device model (cached)"
 	@echo "make outage  outage of live MTU changes, upstream vs series"
 	@echo "make soak    1000 live MTU/ring changes on the debug kernel (not CI)"
+	@echo "make arm-e2e ARMv7 guest (virt, non-coherent DMA): e2e upstream vs series"
 
 setup:
 	@bash lab/setup.sh
@@ -63,3 +64,10 @@ soak: setup
 # Outage of live MTU changes, upstream vs the series (lab/outage.py).
 outage: setup
 	@$(PY) lab/outage.py $(if $(MODULES),--modules $(MODULES))
+
+# The ARMv7 guest (issue 16): qemu-system-arm, the armv7-virt kernel, a
+# Debian armhf initramfs; e2e + DMA cache maintenance counts, upstream vs
+# the series (lab/arm-e2e.sh, docs/arm-guest.md). Not in `make test`;
+# tests/test_vm_arm.py runs it with LAN743X_ARM=1.
+arm-e2e: setup
+	@bash lab/arm-e2e.sh

@@ -3,13 +3,28 @@
 # Idempotent.  Prints the path of the resulting qemu-system-x86_64 on stdout
 # (last line); progress goes to stderr.
 #
+#   emulator/build.sh            qemu-system-x86_64 (x86_64-softmmu)
+#   emulator/build.sh --arch arm qemu-system-arm (arm-softmmu, the ARMv7 guest)
+#   (or LAN743X_QEMU_ARCH=arm)
+#
 # Cache layout (outside the clone):
-#   $CACHE/src/<qemu-pkg-version>/         unpacked source + build/ (incremental)
+#   $CACHE/src/<qemu-pkg-version>/         unpacked source + build/ (x86_64)
+#                                          and build-arm/ (arm), incremental
 #   $CACHE/qemu/<key>/qemu-system-x86_64   installed snapshot for one input set
+#   $CACHE/qemu/<key>/qemu-system-arm      the same input set's ARM binary
 # LAN743X_BUILD_FORCE=1 skips the warm-cache shortcut (re-syncs the tree).
 # key = sha256(qemu source version + emulator/*.c *.c.inc *.h trace-events
 #              + build.sh + tests/*.c)
 set -euo pipefail
+
+ARCH=${LAN743X_QEMU_ARCH:-x86_64}
+if [ "${1:-}" = --arch ]; then ARCH=${2:-}; shift 2 || true; fi
+case "$ARCH" in
+x86_64) TARGET=x86_64-softmmu BUILDDIR=build ;;
+arm) TARGET=arm-softmmu BUILDDIR=build-arm ;;
+*) echo "build.sh: error: --arch x86_64|arm (got '$ARCH')" >&2; exit 1 ;;
+esac
+BIN=qemu-system-$ARCH
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE=${LAN743X_LAB_CACHE:-$HOME/.cache/lan743x-lab}
@@ -58,8 +73,8 @@ input_hash() {
 VER=$(cat "$CACHE/src/.last-version" 2>/dev/null || true)
 if [ -n "$VER" ] && [ -z "${LAN743X_BUILD_FORCE:-}" ]; then
     KEY=$(input_hash "$VER")
-    if [ -x "$CACHE/qemu/$KEY/qemu-system-x86_64" ]; then
-        echo "$CACHE/qemu/$KEY/qemu-system-x86_64"
+    if [ -x "$CACHE/qemu/$KEY/$BIN" ]; then
+        echo "$CACHE/qemu/$KEY/$BIN"
         exit 0
     fi
 fi
@@ -86,11 +101,23 @@ VER=$(src_version)
 UPVER=${VER#*:}; UPVER=${UPVER%%-*}; UPVER=${UPVER%%+*}
 KEY=$(input_hash "$VER")
 OUT="$CACHE/qemu/$KEY"
-if [ -x "$OUT/qemu-system-x86_64" ] && [ -z "${LAN743X_BUILD_FORCE:-}" ]; then
+if [ -x "$OUT/$BIN" ] && [ -z "${LAN743X_BUILD_FORCE:-}" ]; then
     mkdir -p "$CACHE/src"; echo "$VER" > "$CACHE/src/.last-version"
-    echo "$OUT/qemu-system-x86_64"; exit 0
+    echo "$OUT/$BIN"; exit 0
 fi
-log "qemu source $VER, key $KEY"
+log "qemu source $VER, key $KEY, target $TARGET"
+
+# ---- one build at a time in the shared source tree -------------------------
+# Every clone of the lab (and both targets) copies its emulator sources into
+# the same tree: without a lock, another clone's copy made during our ninja
+# run links a binary from two versions (seen: lan7430.c of one clone, the
+# trace events of another -> undefined trace_lan743x_* at link time).
+mkdir -p "$CACHE/src"
+exec 8>"$CACHE/src/qemu-build.lock"
+if ! flock -n 8; then
+    log "waiting for another QEMU build in the shared source tree"
+    flock 8
+fi
 
 # ---- source tree (one per qemu version, reused for incremental builds) ---
 SRCROOT="$CACHE/src/$(echo "$VER" | tr ':~+' '___')"
@@ -196,8 +223,8 @@ EOP
 fi
 
 # ---- configure --------------------------------------------------------------
-BUILD="$SRC/build"
-CONF_ARGS=(--target-list=x86_64-softmmu
+BUILD="$SRC/$BUILDDIR"
+CONF_ARGS=(--target-list=$TARGET
     --disable-docs --disable-werror --disable-debug-info
     --disable-gtk --disable-sdl --disable-vnc --disable-spice --disable-opengl
     --disable-usb-redir --disable-libusb --disable-smartcard --disable-curses
@@ -220,14 +247,14 @@ if [ ! -f "$BUILD/build.ninja" ] ||
     echo "${CONF_ARGS[*]}" > "$BUILD/.lan743x-conf"
 fi
 log "ninja -j$JOBS"
-ninja -C "$BUILD" -j"$JOBS" qemu-system-x86_64 >&2 || die "ninja failed"
+ninja -C "$BUILD" -j"$JOBS" "$BIN" >&2 || die "ninja failed"
 
 mkdir -p "$OUT"
-cp "$BUILD/qemu-system-x86_64" "$OUT/qemu-system-x86_64.tmp"
-mv "$OUT/qemu-system-x86_64.tmp" "$OUT/qemu-system-x86_64"
+cp "$BUILD/$BIN" "$OUT/$BIN.tmp"
+mv "$OUT/$BIN.tmp" "$OUT/$BIN"
 # Firmware: point at the build tree's pc-bios via a wrapper-free symlink dir.
 ln -sfn "$SRC/pc-bios" "$OUT/pc-bios"
 echo "$VER" > "$CACHE/src/.last-version"
 echo "$SRC" > "$OUT/source-dir"
 log "done"
-echo "$OUT/qemu-system-x86_64"
+echo "$OUT/$BIN"

@@ -14,7 +14,10 @@
 #                                V1_REV in lab.conf) and print it
 #
 # VARIANT: guest (x86_64 checking kernel), bench (guest without
-# DMA_API_DEBUG), debug (guest + KASAN, kmemleak, lockdep) or armv7-imx.
+# DMA_API_DEBUG), debug (guest + KASAN, kmemleak, lockdep), armv7-imx
+# (module builds for i.MX6 boards) or armv7-virt (the ARMv7 VM guest on
+# QEMU's virt machine: allnoconfig + kconfig/armv7-virt.config +
+# guest.config; `kernel armv7-virt` builds zImage + modules).
 # The base is the STACK's (lab.conf), or LAB_BASE's when set.
 # Each O= directory is keyed by the base version, its config fragments, the
 # compiler and this script, so a change to any of them builds a fresh one.
@@ -69,13 +72,16 @@ fragments() {
 	bench) echo "$KCONF/vm-min.config $KCONF/guest.config $KCONF/bench.config" ;;
 	debug) echo "$KCONF/vm-min.config $KCONF/guest.config $KCONF/debug.config" ;;
 	armv7-imx) echo "$KCONF/armv7-imx.config" ;;
-	*) die "unknown kernel variant '$1' (guest, bench, debug, armv7-imx)" ;;
+	armv7-virt) echo "$KCONF/armv7-virt.config $KCONF/guest.config" ;;
+	*) die "unknown kernel variant '$1' (guest, bench, debug, armv7-imx, armv7-virt)" ;;
 	esac
 }
 
+is_arm() { case "$1" in armv7-*) return 0 ;; esac; return 1; }
+
 archargs() {
 	case "$1" in
-	armv7-imx) echo "ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-" ;;
+	armv7-*) echo "ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-" ;;
 	*) echo "ARCH=x86_64" ;;
 	esac
 }
@@ -83,13 +89,13 @@ archargs() {
 objdir() {
 	local variant=$1 key f cc
 	cc=gcc
-	[ "$variant" = armv7-imx ] && cc=arm-linux-gnueabihf-gcc
+	! is_arm "$variant" || cc=arm-linux-gnueabihf-gcc
 	need "$cc"
 	key=$({
 		base_version
 		for f in $(fragments "$variant"); do cat "$f"; done
 		"$cc" --version | head -1
-		[ "$variant" = armv7-imx ] || pip show virtme-ng 2>/dev/null | grep ^Version
+		is_arm "$variant" || pip show virtme-ng 2>/dev/null | grep ^Version
 		echo "layout 2"  # bump when this script changes how trees are built
 	} | sha256sum | cut -c1-16)
 	echo "$CACHE/obj/$variant-$key"
@@ -98,7 +104,7 @@ objdir() {
 kmake() {
 	local variant=$1 src=$2 obj=$3 cc=gcc
 	shift 3
-	[ "$variant" = armv7-imx ] && cc=arm-linux-gnueabihf-gcc
+	! is_arm "$variant" || cc=arm-linux-gnueabihf-gcc
 	if command -v ccache >/dev/null; then
 		export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 		cc="ccache $cc"
@@ -115,6 +121,8 @@ configure() {
 	progress "configuring $variant kernel in $obj"
 	if [ "$variant" = armv7-imx ]; then
 		kmake "$variant" "$src" "$obj" imx_v6_v7_defconfig >/dev/null
+	elif [ "$variant" = armv7-virt ]; then
+		kmake "$variant" "$src" "$obj" allnoconfig >/dev/null
 	else
 		need virtme-configkernel
 		# virtme-ng's own requirements as a fragment, on allnoconfig
@@ -178,8 +186,9 @@ prepare() {
 }
 
 kernel() {
-	local variant=$1 src obj
-	[ "$variant" != armv7-imx ] || die "the ARM variant is for module builds only"
+	local variant=$1 src obj image=bzImage
+	[ "$variant" != armv7-imx ] || die "the armv7-imx variant is for module builds only"
+	[ "$variant" != armv7-virt ] || image=zImage
 	obj=$(prepare "$variant")
 	src=$(srcfor "$variant")
 	if [ -e "$obj/.lab-built" ]; then
@@ -189,7 +198,7 @@ kernel() {
 	fi
 	git -C "$src" checkout -q -f base
 	progress "building the $variant kernel (~15 min cold on 2 cores; ccache helps)"
-	kmake "$variant" "$src" "$obj" -j"$JOBS" bzImage modules
+	kmake "$variant" "$src" "$obj" -j"$JOBS" "$image" modules
 	touch "$obj/.lab-built"
 	progress "$variant kernel built"
 	modules_install "$variant" "$src" "$obj"

@@ -12,7 +12,7 @@ done
 APT_PKGS=(
 	"${SYS_BASES[@]}" build-essential bc bison flex libelf-dev libssl-dev dwarves
 	kmod cpio zstd rsync ccache git python3 python3-venv python3-yaml
-	sparse coccinelle gcc-arm-linux-gnueabihf
+	sparse coccinelle gcc-arm-linux-gnueabihf device-tree-compiler
 	iperf3 ethtool iproute2 iputils-ping udev socat linux-perf
 	dpkg-dev libfdt-dev libglib2.0-dev libpixman-1-dev ninja-build meson
 	pkg-config libcap-ng-dev libattr1-dev

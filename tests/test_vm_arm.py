@@ -1,0 +1,45 @@
+"""The ARMv7 guest (issue 16): `make arm-e2e` (lab/arm-e2e.sh) on QEMU's
+virt machine, Cortex-A15, 32-bit without LPAE, 1 GiB with highmem, the
+PCIe host NON-coherent: e2e with the upstream and the series' lan743x.ko,
+the series' live MTU / ethtool -G changes, and kprobe counts showing that
+the driver's DMA goes through arm's cache maintenance
+(arch_sync_dma_for_device/arch_sync_dma_for_cpu).
+
+Opt-in: it builds qemu-system-arm, an ARM kernel and an armhf rootfs when
+cold (see docs/arm-guest.md for the times), so it runs only with
+LAN743X_ARM=1. Asked for, it never skips: a build that fails is a test
+failure with its reason."""
+import os
+import re
+
+import pytest
+from conftest import run
+
+ASKED = os.environ.get("LAN743X_ARM", "") == "1"
+
+
+@pytest.mark.skipif(not ASKED, reason="the ARMv7 guest is opt-in: "
+                    "LAN743X_ARM=1 (or make arm-e2e); see docs/arm-guest.md")
+def test_arm_e2e_upstream_and_series(tmp_path):
+    env = dict(os.environ, ARM_E2E_LOGDIR=str(tmp_path / "logs"))
+    env.pop("LAB_BASE", None)
+    env.pop("STACK", None)
+    p = run(["bash", "lab/arm-e2e.sh"], env=env, timeout=3 * 3600)
+    out = p.stdout + p.stderr
+    print(out[-8000:])
+    # a build step that failed says which (lab/arm-e2e.sh: "error: ...")
+    assert p.returncode == 0, out[-8000:]
+    assert "ARM-E2E: PASS" in out, out[-6000:]
+    for m in ("upstream", "series"):
+        assert re.search(rf"^\[{m}\] E2E-ARM RESULT: PASS", out, re.MULTILINE), \
+            f"{m}: no passing guest run\n" + out[-6000:]
+        assert re.search(rf"^\[{m}\]     device tree: pcie@\w+ without "
+                         "dma-coherent", out, re.MULTILINE), out[-4000:]
+        # the non-coherent path is in use: cache maintenance per packet
+        for d in ("tx", "rx"):
+            s = re.search(rf"^\[{m}\] SYNC {d}: sync_for_device=(\d+) "
+                          r"sync_for_cpu=(\d+)", out, re.MULTILINE)
+            assert s, f"{m} {d}: no SYNC line\n" + out[-4000:]
+            assert int(s.group(1)) + int(s.group(2)) > 0, s.group(0)
+    assert re.search(r"^\[series\] PASS: live: 4 MTU changes and 5 ethtool "
+                     "-G changes", out, re.MULTILINE), out[-4000:]
