@@ -175,9 +175,11 @@ ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
 	fi
 	log "module $name: run_kselftest.sh ${args[*]} ($mode)"
 	echo "# module $name: run_kselftest.sh ${args[*]}, REMOTE_TYPE=$mode"
+	t=$SECONDS
 	(cd "$INSTALL" && PATH=$path ./run_kselftest.sh "${args[@]}") 2>&1 |
 		tee "$OUT/$name/ksft-$mode.ktap"
 	echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/ksft-$mode.ktap"
+	log "module $name: run_kselftest.sh ($mode) took $((SECONDS - t)) s"
 	[ "$mode" != ssh ] || cp "$SSHDIR/sshd.log" "$OUT/$name/sshd.log" 2>/dev/null
 	rm -f "$conf"
 }
