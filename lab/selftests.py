@@ -16,10 +16,10 @@ TARGETS="drivers/net/lan743x net/lib" install INSTALL_PATH=...) and run
 with the install's run_kselftest.sh and a net.config, with
 REMOTE_TYPE=netns; LAN743X_REMOTE_MODES="netns ssh" adds a pass with
 REMOTE_TYPE=ssh (an sshd in the peer's namespace; results named
-ssh.<test>; not yet in the expected results: see
-README-selftests-notes.md); LAN743X_RUNNER=direct
-runs each test file directly instead (as on 6.12), LAN743X_REMOTE_MODES
-and LAN743X_SSH_MODULES choose the modes and the modules run over ssh.
+ssh.<test>, expected in the same file; see docs/selftests-v2.md), for
+the modules in LAN743X_SSH_MODULES (default: series). The expected
+results of a mode that does not run (for a module) are not asked for.
+LAN743X_RUNNER=direct runs each test file directly instead (as on 6.12).
 
 The tests come from base + the selftest parts of patches/ (or --tree, a
 kernel tree such as build/linux), copied into the results directory with
@@ -94,7 +94,11 @@ def prepare_tests(dest, tree=None):
     dest.mkdir(parents=True)
     if tree:
         for p in TREE_PATHS:
-            shutil.copytree(Path(tree) / p, dest / p, symlinks=True)
+            if (Path(tree) / p).is_dir():
+                shutil.copytree(Path(tree) / p, dest / p, symlinks=True)
+            else:
+                (dest / p).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(Path(tree) / p, dest / p)
     else:
         src = last_line(["bash", str(LAB / "kbuild.sh"), "srcrepo"],
                         "base source repository")
@@ -246,6 +250,28 @@ def load_expected(path):
     return exp
 
 
+def expected_for_modes(expected, modules, ksft, modes, ssh_mods):
+    """Drop the expected results of remote modes that do not run: ssh.*
+    of a module not run over ssh, and the lan743x programs' own results
+    (named <program>.<case>) when the netns mode does not run."""
+    progs = set()
+    mk = ksft / "drivers/net/lan743x/Makefile"
+    if mk.exists():
+        progs = set(re.findall(r"^\s*(\w+)\.py", mk.read_text(),
+                               re.MULTILINE))
+    for m in modules:
+        keep = {}
+        for t, v in expected.get(m, {}).items():
+            head = t.split(".", 1)[0]
+            if head == "ssh":
+                if "ssh" not in modes or (ssh_mods and m not in ssh_mods):
+                    continue
+            elif head in progs and "netns" not in modes:
+                continue
+            keep[t] = v
+        expected[m] = keep
+
+
 def compare(results, expected, modules):
     bad = []
     for mod in modules:
@@ -381,6 +407,10 @@ def main():
     if rc:
         print(f"selftests.py: the VM run failed (rc {rc}), see "
               f"{out / 'console.log'}", file=sys.stderr)
+    if runner == "kselftest":
+        expected_for_modes(expected, names, ksft,
+                           env["LAN743X_REMOTE_MODES"].split(),
+                           env["LAN743X_SSH_MODULES"].split())
     if args.tests:
         # a subset: compare only what ran (lab.* checks always run)
         for m in names:

@@ -86,7 +86,7 @@ ssh_setup() {	# an sshd in the peer's namespace, a key and a client config
 	[ -f "$d/sshd.pid" ] && kill -0 "$(cat "$d/sshd.pid")" 2>/dev/null && return 0
 	command -v ssh-keygen >/dev/null && [ -x /usr/sbin/sshd ] ||
 		{ log "no ssh-keygen or /usr/sbin/sshd (openssh-server, lab/setup.sh)"; return 1; }
-	rm -rf "$d"; mkdir -p "$d/bin"; chmod 700 "$d"
+	rm -rf "$d"; mkdir -p "$d/bin" "$d/home"; chmod 700 "$d"
 	ssh-keygen -q -t ed25519 -N '' -C lan743x-selftests -f "$d/id" || return 1
 	ssh-keygen -q -t ed25519 -N '' -f "$d/host" || return 1
 	cp "$d/id.pub" "$d/authorized_keys"
@@ -102,6 +102,7 @@ ssh_setup() {	# an sshd in the peer's namespace, a key and a client config
 		PidFile $d/sshd.pid
 		MaxSessions 100
 		MaxStartups 100
+		SetEnv HOME=$d/home
 	EOF
 	cat >"$d/ssh_config" <<-EOF
 		Host *
@@ -117,9 +118,16 @@ ssh_setup() {	# an sshd in the peer's namespace, a key and a client config
 		  ServerAliveInterval 5
 		  ServerAliveCountMax 12
 	EOF
-	# the library calls plain ssh and scp: a board's ~/.ssh/config does
-	# what these wrappers do here (the guest's root is read-only)
-	printf '#!/bin/sh\nexec /usr/bin/ssh -F %s "$@"\n' "$d/ssh_config" >"$d/bin/ssh"
+	# The guest's root file system is the host's, /root included: its
+	# .bashrc (which bash reads for a command run by sshd) runs pyenv's
+	# init, ~45 s per remote command under TCG, and puts pyenv's python3
+	# first on PATH. The peer is a machine of its own: SetEnv HOME above
+	# gives its sessions an empty home, so they run with sshd's default
+	# PATH (/usr/bin/python3), as on a board's peer.
+	# The library calls plain ssh and scp: a board's ~/.ssh/config does
+	# what these wrappers do here (the guest's root is read-only). -n:
+	# the library never feeds a remote command's stdin.
+	printf '#!/bin/sh\nexec /usr/bin/ssh -n -F %s "$@"\n' "$d/ssh_config" >"$d/bin/ssh"
 	printf '#!/bin/sh\nexec /usr/bin/scp -F %s "$@"\n' "$d/ssh_config" >"$d/bin/scp"
 	chmod +x "$d/bin/ssh" "$d/bin/scp"
 	mkdir -p /run/sshd && chmod 755 /run/sshd
@@ -167,9 +175,12 @@ ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
 	fi
 	log "module $name: run_kselftest.sh ${args[*]} ($mode)"
 	echo "# module $name: run_kselftest.sh ${args[*]}, REMOTE_TYPE=$mode"
+	t=$SECONDS
 	(cd "$INSTALL" && PATH=$path ./run_kselftest.sh "${args[@]}") 2>&1 |
 		tee "$OUT/$name/ksft-$mode.ktap"
 	echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/ksft-$mode.ktap"
+	log "module $name: run_kselftest.sh ($mode) took $((SECONDS - t)) s"
+	[ "$mode" != ssh ] || cp "$SSHDIR/sshd.log" "$OUT/$name/sshd.log" 2>/dev/null
 	rm -f "$conf"
 }
 

@@ -1,0 +1,145 @@
+"""Host-side checks of the selftest pieces that no VM run reaches on purpose
+(seconds, no VM):
+
+- the lan743x selftests' iperf3_result() (lib/py/lan743x.py, as patch 9
+  of the net-next stack creates it): an iperf3 JSON without a result (the
+  UDP flood of napi.irq_rearm had no "sum" with a broken module) is a
+  failure with a message, no KeyError; a TCP and a UDP result are read;
+- lab/selftests.py: the results of a remote mode that does not run are
+  not asked for (the ssh.* lines of net-next.txt in a netns-only run), and
+  run_kselftest.sh's output of the ssh mode is named ssh.<test>.
+"""
+import importlib.util
+import json
+import re
+import sys
+import types
+
+import pytest
+from conftest import LAB, ROOT
+
+sys.path.insert(0, str(LAB))
+import selftests
+
+LIB = "tools/testing/selftests/drivers/net/lan743x/lib/py/lan743x.py"
+
+
+def new_file_from_patch(patch, path):
+    """The content of a file a patch creates (new file, one hunk)."""
+    text = patch.read_text()
+    m = re.search(rf"^diff --git a/{re.escape(path)} .*?\n@@ [^\n]*\n",
+                  text, re.MULTILINE | re.DOTALL)
+    assert m, f"{path} not created by {patch.name}"
+    out = []
+    for line in text[m.end():].splitlines():
+        if not line.startswith("+"):
+            break
+        out.append(line[1:])
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture(scope="module")
+def lan743x_lib(tmp_path_factory):
+    """lib/py/lan743x.py of the net-next patches, its imports stubbed."""
+    patch = next((ROOT / "patches/net-next").glob("0009-*.patch"))
+    src = tmp_path_factory.mktemp("lib") / "lan743x.py"
+    src.write_text(new_file_from_patch(patch, LIB))
+    printed = []
+    stubs = {"net": None, "net.lib": None, "drivers": None,
+             "drivers.net": None}
+    net_py = types.ModuleType("net.lib.py")
+    net_py.KsftSkipEx = type("KsftSkipEx", (Exception,), {})
+    net_py.ksft_pr = lambda *a: printed.append(" ".join(map(str, a)))
+    for n in ("cmd", "defer", "ethtool", "ip", "rand_port",
+              "wait_port_listen"):
+        setattr(net_py, n, None)
+    drv_py = types.ModuleType("drivers.net.lib.py")
+    drv_py.NetDrvEpEnv = type("NetDrvEpEnv", (), {})
+    saved = {k: sys.modules.get(k) for k in
+             list(stubs) + ["net.lib.py", "drivers.net.lib.py"]}
+    for k in stubs:
+        sys.modules[k] = types.ModuleType(k)
+    sys.modules["net.lib.py"] = net_py
+    sys.modules["drivers.net.lib.py"] = drv_py
+    try:
+        spec = importlib.util.spec_from_file_location("lan743x_lib", src)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+    return mod, printed
+
+
+def run_of(ret, out):
+    return types.SimpleNamespace(ret=ret, stdout=out, stderr="")
+
+
+def test_iperf3_result_without_sum_is_a_failure_message(lan743x_lib):
+    mod, printed = lan743x_lib
+    printed.clear()
+    # what the UDP flood of irq_rearm printed with the broken module: an
+    # "end" without "sum" (and an error from iperf3)
+    j = {"start": {}, "intervals": [], "end": {"cpu_utilization_percent": {}},
+         "error": "unable to read from stream socket"}
+    assert mod.iperf3_result(run_of(0, json.dumps(j))) == (None, None, None)
+    assert printed and "no result" in printed[-1] and \
+        "unable to read" in printed[-1], printed
+    printed.clear()
+    assert mod.iperf3_result(run_of(0, "iperf3: error")) == \
+        (None, None, None)
+    assert printed and "no JSON" in printed[-1], printed
+
+
+def test_iperf3_result_reads_tcp_and_udp(lan743x_lib):
+    mod, _ = lan743x_lib
+    tcp = {"end": {"sum_received": {"bits_per_second": 9.4e8},
+                   "sum_sent": {"bits_per_second": 9.5e8, "retransmits": 3}}}
+    rate, retr, _ = mod.iperf3_result(run_of(0, json.dumps(tcp)))
+    assert (round(rate), retr) == (940, 3)
+    udp = {"end": {"sum": {"bits_per_second": 2.5e8, "lost_packets": 0}}}
+    rate, retr, _ = mod.iperf3_result(run_of(0, json.dumps(udp)))
+    assert (round(rate), retr) == (250, None)
+
+
+def test_expected_of_modes_not_run_are_dropped(tmp_path):
+    mk = tmp_path / "drivers/net/lan743x/Makefile"
+    mk.parent.mkdir(parents=True)
+    mk.write_text("TEST_PROGS = \\\n\tlink.py \\\n\tnapi.py \\\n\t#\n")
+    exp = {"series": {"lab.load": 1, "link.link_up": 1, "ssh.link.link_up": 1,
+                      "generic.ping.test_default_v4": 1},
+           "upstream": {"link.link_up": 1, "ssh.link.link_up": 1}}
+
+    def kept(modes, ssh_mods):
+        e = {m: dict(v) for m, v in exp.items()}
+        selftests.expected_for_modes(e, ["series", "upstream"], tmp_path,
+                                     modes, ssh_mods)
+        return {m: sorted(v) for m, v in e.items()}
+
+    both = kept(["netns", "ssh"], ["series"])
+    assert "ssh.link.link_up" in both["series"]
+    assert both["upstream"] == ["link.link_up"]
+    assert "ssh.link.link_up" not in kept(["netns"], ["series"])["series"]
+    ssh_only = kept(["ssh"], ["series"])
+    assert ssh_only["series"] == ["generic.ping.test_default_v4", "lab.load",
+                                  "ssh.link.link_up"]
+    assert kept(["netns", "ssh"], [])["upstream"] == ["link.link_up",
+                                                     "ssh.link.link_up"]
+
+
+def test_ssh_mode_results_are_prefixed(tmp_path):
+    d = tmp_path / "series"
+    d.mkdir()
+    (d / "ksft-ssh.ktap").write_text(
+        "TAP version 13\n1..2\n"
+        "# selftests: drivers/net/lan743x: link.py\n"
+        "# TAP version 13\n# 1..1\n# ok 1 link.link_up\n"
+        "ok 1 selftests: drivers/net/lan743x: link.py\n"
+        "# selftests: drivers/net/lan743x: napi.py\n"
+        "# Traceback (most recent call last):\n"
+        "not ok 2 selftests: drivers/net/lan743x: napi.py # exit=1\n")
+    r = selftests.parse_ktap(tmp_path, ["series"])["series"]
+    assert r == {"ssh.link.link_up": "pass", "ssh.napi": "fail"}
