@@ -13,6 +13,11 @@ order:
   kernel-doc  scripts/kernel-doc -none on the files the patch touches
   coccinelle  scripts/coccinelle/**/*.cocci (report mode) on the touched
               lan743x_* files
+  py-lint     ruff check and pylint --disable=R (the tree's .pylintrc) on
+              the touched tools/testing/selftests/**/*.py files, as
+              netdev's patchwork checks run them; import resolution
+              (E0401, E0611) is left out: it depends on the sys.path the
+              selftest library sets up at run time, not on the code
 
 A check fails only on what the patch introduces: its diagnostics are
 compared with the same check on the tree before the patch (base for the
@@ -36,7 +41,17 @@ LAB = Path(__file__).resolve().parent
 ROOT = LAB.parent
 DRV = "drivers/net/ethernet/microchip"
 CHECKS = ["build-x86", "sparse", "build-arm", "checkpatch", "kernel-doc",
-          "coccinelle"]
+          "coccinelle", "py-lint"]
+#: stacks whose Python is not linted, with the reason
+NO_PY_LINT = {
+    "6.12": "the backport carries v1's selftests for boards (6.12's "
+            "library); the linted ones are net-next's, which go upstream",
+}
+#: the Python files py-lint looks at
+PY_RE = re.compile(r"^tools/testing/selftests/.*\.py$")
+#: "file:line:col: CODE [*] message" (ruff --output-format=concise, pylint)
+LINT_RE = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):\d+: "
+                     r"(?P<code>[A-Z]+\d+)(?::| \[\*\])? (?P<msg>.*)$")
 T0 = time.time()
 
 DIAG_RE = re.compile(
@@ -122,6 +137,19 @@ def new_diags(before, after):
     return out
 
 
+def lint_versions():
+    """ruff's and pylint's versions (part of the results' cache key)."""
+    out = []
+    for cmd in (["ruff", "--version"], [sys.executable, "-m", "pylint",
+                                        "--version"]):
+        try:
+            out.append(subprocess.run(cmd, capture_output=True, text=True,
+                                      check=False).stdout)
+        except OSError:
+            out.append("none")
+    return "|".join(out)
+
+
 class Checker:
     def __init__(self, args):
         self.args = args
@@ -135,7 +163,8 @@ class Checker:
         objdirs += "sparse-lab-2"  # the lab's own sparse (see state_sparse)
         self.version = hashlib.sha256(
             Path(__file__).read_bytes() + objdirs.encode() +
-            (LAB / "kbuild.sh").read_bytes()).hexdigest()[:12]
+            (LAB / "kbuild.sh").read_bytes() + lint_versions().encode()
+        ).hexdigest()[:12]
         self.state_cache = {}
         self.sparse = lab_conf(args.stack.split(":")[0], "sparse_bin")
 
@@ -230,6 +259,28 @@ class Checker:
             diags += fd
         return {"ok": True, "diags": diags}
 
+    def state_pylint(self, files):
+        diags = []
+        rc_file = self.src / ".pylintrc"
+        for f in files:
+            if not PY_RE.match(f) or not (self.src / f).exists():
+                continue
+            _, out = run(["ruff", "check", "--no-cache",
+                          "--output-format=concise", f], cwd=self.src)
+            _, out2 = run([sys.executable, "-m", "pylint", "--disable=R",
+                           "--disable=import-error,no-name-in-module",
+                           "--score=n"] +
+                          ([f"--rcfile={rc_file}"] if rc_file.exists()
+                           else []) + [f], cwd=self.src)
+            for tool, text in (("ruff", out), ("pylint", out2)):
+                for raw in text.splitlines():
+                    m = LINT_RE.match(raw.strip())
+                    if m:
+                        diags.append((norm_path(m["file"], self.src),
+                                      int(m["line"]),
+                                      f"{tool} {m['code']}: {m['msg']}"))
+        return {"ok": True, "diags": diags}
+
     def state(self, name, files):
         """Run state check 'name' on the current tree, cached by tree id."""
         tree = git(self.src, "rev-parse", "HEAD^{tree}")
@@ -250,6 +301,8 @@ class Checker:
             r = self.state_kerneldoc(files)
         elif name == "coccinelle":
             r = self.state_cocci(files)
+        elif name == "py-lint":
+            r = self.state_pylint(files)
         else:
             raise ValueError(name)
         r["diags"] = [list(d) for d in r["diags"]]
@@ -332,7 +385,7 @@ class Checker:
                 t = time.time()
                 if c == "checkpatch":
                     ok, det = self.checkpatch(patch)
-                elif c in ("kernel-doc", "coccinelle"):
+                elif c in ("kernel-doc", "coccinelle", "py-lint"):
                     progress(f"{name}: {c}")
                     after = self.state(c, files)
                     parent = git(src, "rev-parse", "HEAD~1")
@@ -395,6 +448,9 @@ def check_stack(args, stack, patches_dir=None):
     if not args.patches:
         print(f"check {args.stack}: no patches: nothing to check")
         return 0, 0, 0
+    if stack in NO_PY_LINT and "py-lint" in args.checks:
+        args.checks = [c for c in args.checks if c != "py-lint"]
+        print(f"check {stack}: no py-lint: {NO_PY_LINT[stack]}", flush=True)
     # One user of a base's cached source tree at a time (kbuild.sh takes
     # the same lock; our children are told we hold it).
     cache = Path(os.environ.get("LAN743X_LAB_CACHE",
@@ -442,14 +498,18 @@ def main():
     if unknown:
         sys.exit(f"error: unknown stack(s) {unknown}; lab.conf has {all_stacks}")
     for tool in ["git", "make", "gcc", "sparse", "arm-linux-gnueabihf-gcc",
-                 "spatch", "perl"]:
+                 "spatch", "perl", "ruff"]:
         need = {"sparse": "sparse", "build-arm": "arm-linux-gnueabihf-gcc",
-                "coccinelle": "spatch"}
+                "coccinelle": "spatch", "py-lint": "ruff"}
         if tool in need.values() and not any(
                 need.get(c) == tool for c in args.checks):
             continue
         if subprocess.run(["which", tool], capture_output=True).returncode:
             sys.exit(f"error: '{tool}' not found; run 'make setup' first")
+    if "py-lint" in args.checks and subprocess.run(
+            [sys.executable, "-c", "import pylint"],
+            capture_output=True).returncode:
+        sys.exit("error: pylint not found; run 'make setup' first")
     passed = failed = npatches = 0
     rc = 0
     for stack in stacks:

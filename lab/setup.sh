@@ -41,6 +41,12 @@ python3 -c 'import matplotlib' 2>/dev/null || pymissing+=(matplotlib)
 python3 -c 'import pytest' 2>/dev/null || pymissing+=(pytest)
 # checkpatch's spdxcheck.py needs ply and GitPython
 python3 -c 'import ply, git' 2>/dev/null || pymissing+=(ply GitPython)
+# make check's py-lint: pinned, so that a new release's rules do not
+# change what counts as a new diagnostic
+for v in ruff==0.17.6 pylint==4.1.4; do
+	python3 -c "import importlib.metadata as m, sys
+sys.exit(m.version('${v%%==*}') != '${v#*==}')" 2>/dev/null || pymissing+=("$v")
+done
 if [ ${#pymissing[@]} -gt 0 ]; then
 	progress "pip install ${pymissing[*]}"
 	python3 -m pip install -q "${pymissing[@]}" ||
