@@ -36,6 +36,27 @@ def out_of(cmd, **kw):
     return p.stdout.strip().splitlines()[-1]
 
 
+def emulator_counters(sock, reset=False):
+    """The emulator's counters (dict) over the QMP socket SOCK; with reset,
+    zero them after reading."""
+    from qemu.qmp.legacy import QEMUMonitorProtocol
+    m = QEMUMonitorProtocol(sock)
+    m.connect()
+    try:
+        r = m.cmd("qom-get", path="/machine/peripheral/dut",
+                  property="counters")
+        # qemu.qmp's legacy cmd() returns the response or, in newer
+        # releases, just its "return" value
+        val = r.get("return") if isinstance(r, dict) else r
+        data = json.loads(val) if isinstance(val, str) else val
+        if reset:
+            m.cmd("qom-set", path="/machine/peripheral/dut",
+                  property="reset-counters", value=True)
+        return data
+    finally:
+        m.close()
+
+
 class CounterServer(threading.Thread):
     """Answer req-N.json files in rpc_dir with the emulator's counters."""
 
@@ -46,22 +67,7 @@ class CounterServer(threading.Thread):
         self.errors = 0
 
     def qmp(self, reset):
-        from qemu.qmp.legacy import QEMUMonitorProtocol
-        m = QEMUMonitorProtocol(self.sock)
-        m.connect()
-        try:
-            r = m.cmd("qom-get", path="/machine/peripheral/dut",
-                      property="counters")
-            # qemu.qmp's legacy cmd() returns the response or, in newer
-            # releases, just its "return" value
-            val = r.get("return") if isinstance(r, dict) else r
-            data = json.loads(val) if isinstance(val, str) else val
-            if reset:
-                m.cmd("qom-set", path="/machine/peripheral/dut",
-                      property="reset-counters", value=True)
-            return data
-        finally:
-            m.close()
+        return emulator_counters(self.sock, reset)
 
     def run(self):
         seen = set()
