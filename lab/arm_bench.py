@@ -20,7 +20,6 @@ are still written). Throughput and CPU time under TCG are not evidence:
 the table prints Mbit/s for context only.
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -119,21 +118,7 @@ class Boot:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reps", type=int,
-                    default=int(os.environ.get("BENCH_REPS", 5)))
-    ap.add_argument("--secs", type=int,
-                    default=int(os.environ.get("BENCH_SECS", 3)))
-    ap.add_argument("--cells", default=os.environ.get(
-        "BENCH_CELLS", "tcp-rx-1500,tcp-tx-1500,tcp-rx-9000"))
-    ap.add_argument("--modules", default=os.environ.get(
-        "BENCH_MODULES", "upstream,series"),
-        help="as lab/bench.py: upstream, series, pK, NAME+cbN")
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args()
-    if args.reps < 5:
-        progress(f"note: {args.reps} repetitions; the project's figures "
-                 "need at least 5")
+    args = bench.bench_args(__doc__, 3, "tcp-rx-1500,tcp-tx-1500,tcp-rx-9000")
     os.environ.update(LAB_BASE="7.3", STACK="net-next")
     out = Path(args.out or ROOT / "results" /
                ("arm-bench-" + time.strftime("%Y%m%d-%H%M%S")))
