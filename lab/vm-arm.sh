@@ -35,7 +35,7 @@
 #   VM_CONSOLE_LOG   file that keeps the whole console (default: temporary)
 #   VM_VERBOSE non-empty: echo the whole console (kernel lines too)
 #   QMP_SOCK   if set: a QMP unix socket there (the emulator's counters,
-#              lab/qmp.py; lab/arm-bench.py reads them)
+#              lab/qmp.py; lab/arm_bench.py reads them; removed at the end)
 #   E2E_*, LAN743X_*  forwarded into the guest command's environment
 #
 # exit status: the guest command's; 2 for a usage or setup error; 86 when
@@ -195,6 +195,7 @@ timeout --foreground -k 10 "${VM_TIMEOUT:-3600}" \
 		{ sub(/\r$/, ""); print; fflush() }'
 rc=${PIPESTATUS[0]}
 set -e
+[ -z "${QMP_SOCK:-}" ] || rm -f "$QMP_SOCK"
 echo "vm-arm.sh: qemu exit status $rc" >&2
 if grep -q "Kernel panic - not syncing" "$CONSOLE_LOG"; then
 	echo "vm-arm.sh: GUEST CRASHED:" >&2
