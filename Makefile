@@ -5,7 +5,7 @@ CHECKS ?=
 PATCHES ?=
 STACK ?=
 
-.PHONY: help setup tree export check kernel qemu unit test bench soak outage arm-e2e
+.PHONY: help setup tree export check kernel qemu unit test bench soak outage arm-e2e arm-bench
 
 help:
 	@echo "make bench   main job: build, boot the emulated LAN7430, A/B bench, table"
@@ -19,6 +19,7 @@ help:
 	@echo "make outage  outage of live MTU changes, upstream vs series"
 	@echo "make soak    1000 live MTU/ring changes on the debug kernel (not CI)"
 	@echo "make arm-e2e ARMv7 guest (virt, non-coherent DMA): e2e upstream vs series"
+	@echo "make arm-bench ARMv7 guest: count-based A/B bench, upstream vs series (REPS=5)"
 
 setup:
 	@bash lab/setup.sh
@@ -71,3 +72,11 @@ outage: setup
 # tests/test_vm_arm.py runs it with LAN743X_ARM=1.
 arm-e2e: setup
 	@bash lab/arm-e2e.sh
+
+# The ARM bench (issue 16): upstream vs the series' module in the ARMv7
+# guest (non-coherent DMA), count-based figures per packet (DMA map/unmap/
+# sync calls and bytes, arch_sync_dma_for_* calls, page allocations,
+# doorbells); results/arm-bench-<time>/ (records.jsonl, table.md).
+# lab/arm_bench.py --help; docs/arm-guest.md "ARM bench".
+arm-bench: setup
+	@$(PY) lab/arm_bench.py $(if $(REPS),--reps $(REPS)) $(if $(CELLS),--cells $(CELLS)) $(if $(MODULES),--modules $(MODULES))

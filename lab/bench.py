@@ -36,6 +36,27 @@ def out_of(cmd, **kw):
     return p.stdout.strip().splitlines()[-1]
 
 
+def emulator_counters(sock, reset=False):
+    """The emulator's counters (dict) over the QMP socket SOCK; with reset,
+    zero them after reading."""
+    from qemu.qmp.legacy import QEMUMonitorProtocol
+    m = QEMUMonitorProtocol(sock)
+    m.connect()
+    try:
+        r = m.cmd("qom-get", path="/machine/peripheral/dut",
+                  property="counters")
+        # qemu.qmp's legacy cmd() returns the response or, in newer
+        # releases, just its "return" value
+        val = r.get("return") if isinstance(r, dict) else r
+        data = json.loads(val) if isinstance(val, str) else val
+        if reset:
+            m.cmd("qom-set", path="/machine/peripheral/dut",
+                  property="reset-counters", value=True)
+        return data
+    finally:
+        m.close()
+
+
 class CounterServer(threading.Thread):
     """Answer req-N.json files in rpc_dir with the emulator's counters."""
 
@@ -46,22 +67,7 @@ class CounterServer(threading.Thread):
         self.errors = 0
 
     def qmp(self, reset):
-        from qemu.qmp.legacy import QEMUMonitorProtocol
-        m = QEMUMonitorProtocol(self.sock)
-        m.connect()
-        try:
-            r = m.cmd("qom-get", path="/machine/peripheral/dut",
-                      property="counters")
-            # qemu.qmp's legacy cmd() returns the response or, in newer
-            # releases, just its "return" value
-            val = r.get("return") if isinstance(r, dict) else r
-            data = json.loads(val) if isinstance(val, str) else val
-            if reset:
-                m.cmd("qom-set", path="/machine/peripheral/dut",
-                      property="reset-counters", value=True)
-            return data
-        finally:
-            m.close()
+        return emulator_counters(self.sock, reset)
 
     def run(self):
         seen = set()
@@ -116,27 +122,38 @@ def build_modules(names, variant):
 MAX_BOOTS = 3
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def bench_args(doc, secs, cells, argv=None, extra=None):
+    """The options lab/bench.py and lab/arm_bench.py share (--reps, --secs,
+    --cells, --modules, --out; BENCH_* in the environment), parsed; extra:
+    a function that adds the caller's own options to the parser."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--reps", type=int,
                     default=int(os.environ.get("BENCH_REPS", 5)))
     ap.add_argument("--secs", type=int,
-                    default=int(os.environ.get("BENCH_SECS", 5)))
-    ap.add_argument("--cells", default=os.environ.get("BENCH_CELLS", ""))
-    ap.add_argument("--swiotlb", default=os.environ.get(
-        "BENCH_SWIOTLB", "off,force"), help="comma list of off,force")
+                    default=int(os.environ.get("BENCH_SECS", secs)))
+    ap.add_argument("--cells", default=os.environ.get("BENCH_CELLS", cells))
     ap.add_argument("--modules", default=os.environ.get(
         "BENCH_MODULES", "upstream,series"),
         help="modules loaded in turn: upstream, series, pK (base + the "
         "first K patches), e.g. upstream,p2,series; NAME+cbN loads NAME "
         "with rx-copybreak N, e.g. upstream,series+cb0,series+cb256")
-    ap.add_argument("--variant", default="bench",
-                    help="kernel variant (bench has no DMA_API_DEBUG)")
     ap.add_argument("--out", default=None)
-    args = ap.parse_args()
+    if extra:
+        extra(ap)
+    args = ap.parse_args(argv)
     if args.reps < 5:
         progress(f"note: {args.reps} repetitions; the project's figures "
                  "need at least 5")
+    return args
+
+
+def main():
+    def extra(ap):
+        ap.add_argument("--swiotlb", default=os.environ.get(
+            "BENCH_SWIOTLB", "off,force"), help="comma list of off,force")
+        ap.add_argument("--variant", default="bench",
+                        help="kernel variant (bench has no DMA_API_DEBUG)")
+    args = bench_args(__doc__, 5, "", extra=extra)
 
     out = Path(args.out or ROOT / "results" / time.strftime("%Y%m%d-%H%M%S"))
     out.mkdir(parents=True, exist_ok=True)

@@ -21,8 +21,17 @@ def per_pkt(rec, value):
     return value / pk if pk else None
 
 
-def metrics(rec):
-    """The figures of one record, None where the source is missing."""
+def caller_keys(recs):
+    """The per-caller metrics of the function tracer counts in RECS (one
+    cell): a record with counts but without one of these callers had 0
+    calls from it, not an unknown number."""
+    return {f"{k} calls/pkt" for r in recs
+            for k in (r.get("trace") or {}).get("fn_callers") or {}}
+
+
+def metrics(rec, callers=()):
+    """The figures of one record, None where the source is missing;
+    callers: caller_keys() of the record's cell."""
     if "mem_up_kib" in rec:
         return {"KiB taken by ip link set up (free pages)": rec["mem_up_kib"],
                 "KiB of pages lan743x allocated at up":
@@ -61,9 +70,23 @@ def metrics(rec):
         "dma map calls/pkt": dma("dma_map_page", "_calls"),
         "dma unmap calls/pkt": dma("dma_unmap_page", "_calls"),
         "map bytes/pkt": dma("dma_map_page", "_bytes"),
+        "unmap bytes/pkt": dma("dma_unmap_page", "_bytes"),
+        "sync-cpu calls/pkt": dma("dma_sync_single_for_cpu", "_calls"),
         "sync-cpu bytes/pkt": dma("dma_sync_single_for_cpu", "_bytes"),
+        "sync-dev calls/pkt": dma("dma_sync_single_for_device", "_calls"),
         "sync-dev bytes/pkt": dma("dma_sync_single_for_device", "_bytes"),
     }
+    # calls of kernel functions the function tracer counted (bench_guest
+    # --ftrace; on ARM arch_sync_dma_for_device/_for_cpu, the cache
+    # maintenance of every streaming map/unmap/sync), and by caller
+    for k, v in t.items():
+        if k.startswith("fn_") and k.endswith("_calls"):
+            m[f"{k[3:-6]} calls/pkt"] = per_pkt(rec, v)
+    if t.get("fn_callers") is not None:
+        for k in callers:
+            m[k] = per_pkt(rec, 0)
+        for k, v in t["fn_callers"].items():
+            m[f"{k} calls/pkt"] = per_pkt(rec, v)
     orders = t.get("page_alloc_orders_global") if t else None
     if orders is not None:
         # global: every page allocation in the guest while the cell ran,
@@ -72,6 +95,10 @@ def metrics(rec):
         m["order>0 allocs/pkt (all)"] = per_pkt(rec, sum(
             v for k, v in orders.items() if int(k) > 0))
         m["page_pool new pages/pkt"] = per_pkt(rec, t.get("page_pool_hold", 0))
+        if "page_pool_release" in t or t.get("fn_callers") is not None:
+            # events of every page_pool in the guest (the peer's too)
+            m["page_pool released pages/pkt"] = per_pkt(
+                rec, t.get("page_pool_release", 0))
     drv = t.get("driver_page_allocs") if t else None
     if drv is not None:
         # attributed by stack to lan743x (its RX refill), any order
@@ -121,8 +148,11 @@ def main():
     for r in recs:
         groups[(r.get("tag", ""), r["cell"], r["module"])].append(r)
     summary = {}
+    callers = collections.defaultdict(set)
+    for (tag, cell, _), rs in groups.items():
+        callers[tag, cell] |= caller_keys(rs)
     for (tag, cell, mod), rs in sorted(groups.items()):
-        ms = [metrics(r) for r in rs]
+        ms = [metrics(r, callers[tag, cell]) for r in rs]
         keys = sorted({k for m in ms for k in m})
         summary.setdefault(tag, {}).setdefault(cell, {})[mod] = {
             k: reduce([m.get(k) for m in ms]) for k in keys}

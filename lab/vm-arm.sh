@@ -3,7 +3,7 @@
 # with highmem, TCG) with a LAN7430 DUT and a virtio-net peer on one QEMU
 # hub, run a command in it and return its exit status.
 #
-# usage: lab/vm-arm.sh [--ko NAME=PATH]... [--] <guest command...>
+# usage: lab/vm-arm.sh [--ko NAME=PATH]... [--file SRC=DEST]... [--] <guest command...>
 #        lab/vm-arm.sh --ko series=/path/lan743x.ko lab/guest/e2e-arm.sh
 #
 # The guest has no host file system: its root is an initramfs, the cached
@@ -11,7 +11,8 @@
 # with /init, the repository's lab/ (the command runs in its parent, so
 # `lab/guest/...` paths work), the kernel's modules (MODDIR) in /lib/modules
 # and each --ko module as /ko/NAME/lan743x.ko (LAN743X_KO_NAME in the
-# guest's environment). Output comes back on the serial console.
+# guest's environment), and each --file SRC as the guest's DEST (absolute).
+# Output comes back on the serial console.
 #
 # The PCIe host bridge is NON-coherent, as on i.MX6: QEMU's virt machine
 # marks its PCIe node `dma-coherent` in the device tree it generates
@@ -33,6 +34,8 @@
 #   VM_ARM_COHERENT  1: keep the dma-coherent property (coherent PCI DMA)
 #   VM_CONSOLE_LOG   file that keeps the whole console (default: temporary)
 #   VM_VERBOSE non-empty: echo the whole console (kernel lines too)
+#   QMP_SOCK   if set: a QMP unix socket there (the emulator's counters,
+#              lab/qmp.py; lab/arm_bench.py reads them; removed at the end)
 #   E2E_*, LAN743X_*  forwarded into the guest command's environment
 #
 # exit status: the guest command's; 2 for a usage or setup error; 86 when
@@ -40,7 +43,7 @@
 set -euo pipefail
 
 main() {
-local LAB ROOT KOS=() a v rc tmp ov cmd node dtb
+local LAB ROOT KOS=() FILES=() a v rc tmp ov cmd node dtb
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$LAB/.." && pwd)
 die() { echo "vm-arm.sh: error: $*" >&2; exit 2; }
@@ -48,6 +51,7 @@ die() { echo "vm-arm.sh: error: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--ko) KOS+=("$2"); shift 2 ;;
+	--file) FILES+=("$2"); shift 2 ;;
 	--) shift; break ;;
 	*) break ;;
 	esac
@@ -90,6 +94,13 @@ if [ -n "${MODDIR:-}" ]; then
 	# the build tree links are host paths: drop them
 	find "$ov/lib/modules" -maxdepth 2 \( -name build -o -name source \) -type l -delete
 fi
+
+for a in "${FILES[@]}"; do
+	[ -f "${a%%=*}" ] || die "--file $a: no such file"
+	case "${a#*=}" in /*) ;; *) die "--file $a: DEST must be absolute" ;; esac
+	mkdir -p "$ov$(dirname "${a#*=}")"
+	cp "${a%%=*}" "$ov${a#*=}"
+done
 
 DUT_MAC=${DUT_MAC:-02:74:30:00:00:01}
 PEER_MAC=${PEER_MAC:-02:74:30:00:00:02}
@@ -151,6 +162,8 @@ local Q=("$QEMU" -M virt,highmem=off -cpu cortex-a15 -smp "${VM_CPUS:-2}" -m "${
 	-netdev hubport,id=p0,hubid=0 -netdev hubport,id=p1,hubid=0
 	-device "lan7430,id=dut,netdev=p0,mac=$DUT_MAC${DUT_OPTS:-}"
 	-device "virtio-net-pci,id=peer,netdev=p1,mac=$PEER_MAC,romfile=")
+local QMP=()
+[ -z "${QMP_SOCK:-}" ] || { rm -f "$QMP_SOCK"; QMP=(-qmp "unix:$QMP_SOCK,server=on,wait=off"); }
 # the device tree: QEMU's own, less the pcie node's dma-coherent
 dtb=$tmp/virt.dtb
 "${Q[@]}" -M virt,highmem=off,dumpdtb="$dtb" >/dev/null 2>&1 || true
@@ -166,18 +179,23 @@ else
 fi
 
 CONSOLE_LOG=${VM_CONSOLE_LOG:-$tmp/console.log}
+# mawk (Debian's awk) reads a pipe in blocks: -W interactive passes each
+# console line on as it comes (lab/arm_bench.py answers requests on them)
+local AWK_LIVE=()
+case "$(awk -W version 2>/dev/null)" in *mawk*) AWK_LIVE=(-W interactive) ;; esac
 : >"$CONSOLE_LOG"
 set +e
 timeout --foreground -k 10 "${VM_TIMEOUT:-3600}" \
-	"${Q[@]}" -dtb "$dtb" -serial stdio \
+	"${Q[@]}" "${QMP[@]}" -dtb "$dtb" -serial stdio \
 	-append "console=ttyAMA0 rdinit=/init panic=-1 loglevel=4 ${VM_APPEND:-}" </dev/null |
 	tee -a "$CONSOLE_LOG" |
-	awk -v verbose="${VM_VERBOSE:-}" '
+	awk "${AWK_LIVE[@]}" -v verbose="${VM_VERBOSE:-}" '
 		/^LAN743X-ARM-EXIT=/ { next }
 		/^\[ *[0-9]+\.[0-9]+\] / && verbose == "" { next }
 		{ sub(/\r$/, ""); print; fflush() }'
 rc=${PIPESTATUS[0]}
 set -e
+[ -z "${QMP_SOCK:-}" ] || rm -f "$QMP_SOCK"
 echo "vm-arm.sh: qemu exit status $rc" >&2
 if grep -q "Kernel panic - not syncing" "$CONSOLE_LOG"; then
 	echo "vm-arm.sh: GUEST CRASHED:" >&2

@@ -37,7 +37,8 @@ def test_7_3_events_are_picked():
     have = {"napi/napi_poll", "dma/dma_map_phys", "dma/dma_unmap_phys",
             "dma/dma_sync_single_for_cpu", "dma/dma_sync_single_for_device",
             "net/netif_receive_skb", "net/napi_gro_receive_entry",
-            "page_pool/page_pool_state_hold", "kmem/mm_page_alloc"}
+            "page_pool/page_pool_state_hold",
+            "page_pool/page_pool_state_release", "kmem/mm_page_alloc"}
     found, missing = bench_guest.pick_events(have.__contains__)
     assert "dma/dma_map_phys" in found and "dma/dma_unmap_phys" in found
     assert missing == []

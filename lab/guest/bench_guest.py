@@ -34,7 +34,8 @@ EVENTS = ["napi/napi_poll", ("dma/dma_map_page", "dma/dma_map_phys"),
           ("dma/dma_unmap_page", "dma/dma_unmap_phys"),
           "dma/dma_sync_single_for_cpu", "dma/dma_sync_single_for_device",
           "net/netif_receive_skb", "net/napi_gro_receive_entry",
-          "page_pool/page_pool_state_hold", "kmem/mm_page_alloc"]
+          "page_pool/page_pool_state_hold", "page_pool/page_pool_state_release",
+          "kmem/mm_page_alloc"]
 EVENT_ALIAS = {"dma_map_phys": "dma_map_page",
                "dma_unmap_phys": "dma_unmap_page"}
 
@@ -116,9 +117,55 @@ class Rpc:
         return None
 
 
+class ConsoleRpc:
+    """Rpc for a guest without a directory shared with the host (the ARMv7
+    guest, lab/arm-bench.py): a request is a console line
+    "LAN743X-RPC N reset=0|1", which the host answers by reading (and
+    resetting) the emulator's counters over QMP and keeping them; the guest
+    waits LAN743X_RPC_MARGIN seconds (default 2) for that, without an
+    acknowledgement, and records the placeholder {"console_rpc": N} that
+    the host replaces with the counters (merge_console_rpc)."""
+
+    PREFIX = "LAN743X-RPC"
+
+    def __init__(self):
+        self.n = 0
+        self.margin = float(os.environ.get("LAN743X_RPC_MARGIN", "2"))
+
+    def snapshot(self, reset=False):
+        self.n += 1
+        print(f"{self.PREFIX} {self.n} reset={int(reset)}", flush=True)
+        time.sleep(self.margin)
+        return {"console_rpc": self.n}
+
+
+class EchoFile:
+    """A records file whose every line is also printed on the console with
+    a prefix, for a host that reads the records from there (ARM guest)."""
+
+    PREFIX = "LAN743X-REC "
+
+    def __init__(self, f):
+        self.f = f
+
+    def write(self, text):
+        self.f.write(text)
+        for line in text.splitlines():
+            print(self.PREFIX + line, flush=True)
+
+    def flush(self):
+        self.f.flush()
+
+
 class Tracer:
-    def __init__(self, dut, pci):
-        self.dut, self.pci = dut, pci
+    # function tracer lines: "<task>-<pid> [cpu] flags ts: FUNC <-CALLER"
+    funcs = ()
+    FUNC_LINE = re.compile(r"\[(\d+)\]\s+\S+\s+[\d.]+: (\w+) <-(\S+)\s*$")
+
+    def __init__(self, dut, pci, funcs=()):
+        """funcs: kernel functions whose calls the function tracer counts
+        along with the events (e.g. arch_sync_dma_for_device on ARM)."""
+        self.dut, self.pci, self.funcs = dut, pci, tuple(funcs)
         self.ok = TRACEFS.joinpath("events").exists()
         if not self.ok:
             sh("mount -t tracefs nodev /sys/kernel/tracing", check=False)
@@ -138,7 +185,14 @@ class Tracer:
         if not self.ok:
             return
         (TRACEFS / "tracing_on").write_text("0")
-        (TRACEFS / "buffer_size_kb").write_text("65536")
+        (TRACEFS / "buffer_size_kb").write_text(
+            os.environ.get("LAN743X_TRACE_KB", "65536"))
+        if self.funcs:
+            # switching the tracer clears the buffer: before the clear
+            (TRACEFS / "set_ftrace_filter").write_text(" ".join(self.funcs))
+            if (TRACEFS / "current_tracer").read_text().strip() != \
+                    "function":
+                (TRACEFS / "current_tracer").write_text("function")
         (TRACEFS / "trace").write_text("")
         for e in self.events:
             (TRACEFS / "events" / e / "enable").write_text("1")
@@ -185,8 +239,14 @@ class Tracer:
         per_poll = []  # frames delivered per poll, per CPU
         pending = collections.Counter()
         orders = collections.Counter()
+        callers = collections.Counter()
         for line in text.splitlines():
             if line.startswith("#"):
+                continue
+            f = self.FUNC_LINE.search(line) if self.funcs else None
+            if f and f.group(2) in self.funcs:
+                r[f"fn_{f.group(2)}_calls"] += 1
+                callers[f"{f.group(2)}<-{f.group(3)}"] += 1
                 continue
             m = re.search(r"\[(\d+)\].*?\s(\w+): (.*)$", line)
             if not m:
@@ -220,6 +280,8 @@ class Tracer:
                 r[key + "_bytes"] += int(mm.group(2))
             elif ev == "page_pool_state_hold":
                 r["page_pool_hold"] += 1
+            elif ev == "page_pool_state_release":
+                r["page_pool_release"] += 1
             elif ev == "mm_page_alloc":
                 mm = re.search(r"order=(\d+)", rest)
                 if mm:
@@ -230,6 +292,10 @@ class Tracer:
         out["page_alloc_orders_global"] = {str(k): v for k, v
                                            in sorted(orders.items())}
         out["trace_overrun"] = overrun
+        if self.funcs:
+            for fn in self.funcs:
+                out.setdefault(f"fn_{fn}_calls", 0)
+            out["fn_callers"] = dict(sorted(callers.items()))
         return out
 
 
@@ -401,7 +467,8 @@ def load_module(path):
     sh(["insmod", path])
     for _ in range(50):
         # udev may rename the interface right after it appears
-        sh(["udevadm", "settle", "-t", "5"], check=False)
+        if shutil.which("udevadm"):     # not in the ARM guest's rootfs
+            sh(["udevadm", "settle", "-t", "5"], check=False)
         if find_if("lan743x"):
             return find_if("lan743x")
         time.sleep(0.1)
@@ -529,14 +596,21 @@ def main():
     ap.add_argument("--secs", type=int, default=5)
     ap.add_argument("--cells", default=",".join(CELLS))
     ap.add_argument("--out", required=True)
-    ap.add_argument("--rpc", help="directory the host answers in")
+    ap.add_argument("--rpc", help="directory the host answers in, or "
+                    "'console' (ConsoleRpc: no shared directory)")
+    ap.add_argument("--echo-records", action="store_true",
+                    help="print each record on stdout too (EchoFile)")
+    ap.add_argument("--ftrace", default="",
+                    help="comma list of kernel functions whose calls the "
+                    "function tracer counts (e.g. arch_sync_dma_for_device,"
+                    "arch_sync_dma_for_cpu)")
     ap.add_argument("--remote", help="ssh destination of the peer (boards)")
     ap.add_argument("--tag", default="", help="label, e.g. swiotlb=force")
     args = ap.parse_args()
     mods = [m.split("=", 1) for m in args.module]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rpc = Rpc(args.rpc)
+    rpc = ConsoleRpc() if args.rpc == "console" else Rpc(args.rpc)
     # lan743x's dependencies (phylink & co) from the kernel's module tree
     moddir = os.environ.get("LAN743X_MODDIR")
     dflag = ["-d", moddir] if moddir and Path(moddir, "lib").exists() else []
@@ -569,7 +643,8 @@ def main():
         log(f"resuming: {len(done)} records of tag {args.tag!r} kept")
     crash_at = os.environ.get("LAN743X_BENCH_CRASH_AT", "")
     first = True
-    with open(out / "records.jsonl", "a") as f:
+    with open(out / "records.jsonl", "a") as rf:
+        f = EchoFile(rf) if args.echo_records else rf
         for rep in range(1, args.reps + 1):
             for name, path in mods:
                 todo = [c for c in cells if (rep, name, c) not in done]
@@ -599,7 +674,8 @@ def main():
                     net.dut_up()
                 else:
                     mem_up(f, net, dut, rep, name, args.tag)
-                tracer = Tracer(dut, pci)
+                tracer = Tracer(dut, pci, [x for x in args.ftrace.split(",")
+                                           if x])
                 for cell in todo:
                     log(f"rep {rep}/{args.reps} {name} {cell}")
                     rec = run_cell(net, cell, args.secs, tracer, rpc, dut, pci)
