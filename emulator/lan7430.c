@@ -31,8 +31,33 @@
 #include "lan7430.h"
 #include <zlib.h>
 
+/*
+ * One abstract base type and one concrete QOM type per chip of the family
+ * (as QEMU does for its own NIC families): the class carries the variant's
+ * identity and its PHY arrangement, see l7_variants[] at the end.
+ */
+#define TYPE_LAN743X "lan743x-base"
 #define TYPE_LAN7430 "lan7430"
-OBJECT_DECLARE_SIMPLE_TYPE(Lan7430State, LAN7430)
+#define TYPE_LAN7431 "lan7431"
+
+typedef struct L7Variant {
+    const char *name;
+    const char *desc;
+    uint16_t device_id;         /* PCI device (and subsystem) ID */
+    uint8_t revision;           /* PCI revision ID */
+    uint32_t id_rev;            /* ID_REV register */
+    bool ext_phy;               /* external RGMII PHY instead of the internal */
+    uint8_t phy_addr;           /* default MDIO address of the PHY */
+    uint16_t phy_id1, phy_id2;  /* PHY identifier registers 2 and 3 */
+} L7Variant;
+
+typedef struct Lan7430Class {
+    PCIDeviceClass parent_class;
+    const L7Variant *var;
+} Lan7430Class;
+
+typedef struct Lan7430State Lan7430State;
+DECLARE_OBJ_CHECKERS(Lan7430State, Lan7430Class, LAN7430, TYPE_LAN743X)
 
 #define L7_MSIX_BAR         2
 #define L7_RXBUF_MAX        (16 * 1024)
@@ -224,7 +249,9 @@ struct Lan7430State {
     NICConf conf;
 
     /* properties */
-    uint32_t id_rev;
+    uint32_t id_rev;             /* 0: the variant's */
+    uint8_t phy_addr;            /* 0xFF: the variant's (lan7431 only) */
+    const L7Variant *var;
     uint32_t int_mod_unit_ns;
     bool use_msix;
     uint32_t rate_mbps;          /* wire pacing, 0 = unpaced */
@@ -604,11 +631,33 @@ static NetClientInfo net_lan7430_info = {
     .link_status_changed = lan7430_set_link_status,
 };
 
+/* the variant's identity, and the PHY address property checked */
+static bool l7_variant_realize(Lan7430State *s, Error **errp)
+{
+    s->var = LAN7430_GET_CLASS(s)->var;
+    if (!s->id_rev) {
+        s->id_rev = s->var->id_rev;
+    }
+    if (!s->var->ext_phy) {
+        s->phy_addr = s->var->phy_addr;     /* internal PHY: fixed */
+    } else if (s->phy_addr == 0xFF) {
+        s->phy_addr = s->var->phy_addr;
+    } else if (s->phy_addr > 31) {
+        error_setg(errp, "phy-addr %u: MDIO addresses are 0..31",
+                   s->phy_addr);
+        return false;
+    }
+    return true;
+}
+
 static void lan7430_realize(PCIDevice *pd, Error **errp)
 {
     Lan7430State *s = LAN7430(pd);
     int v;
 
+    if (!l7_variant_realize(s, errp)) {
+        return;
+    }
     pd->config[PCI_INTERRUPT_PIN] = 1;
     memory_region_init_io(&s->mmio, OBJECT(s), &lan7430_mmio_ops, s,
                           "lan7430-mmio", L7_CSR_SIZE);
@@ -700,9 +749,15 @@ static void lan7430_reset(DeviceState *dev)
 
 static Property lan7430_properties[] = {
     DEFINE_NIC_PROPERTIES(Lan7430State, conf),
-    DEFINE_PROP_UINT32("id-rev", Lan7430State, id_rev, 0x74300011),
+    DEFINE_PROP_UINT32("id-rev", Lan7430State, id_rev, 0),
     DEFINE_PROP_UINT32("int-mod-unit-ns", Lan7430State, int_mod_unit_ns, 1000),
     DEFINE_PROP_BOOL("msix", Lan7430State, use_msix, true),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+/* variants with an external PHY: its MDIO address (PHYAD straps) */
+static Property l7_ext_phy_properties[] = {
+    DEFINE_PROP_UINT8("phy-addr", Lan7430State, phy_addr, 0xFF),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -711,7 +766,8 @@ static const VMStateDescription vmstate_lan7430 = {
     .unmigratable = 1,
 };
 
-static void lan7430_class_init(ObjectClass *klass, void *data)
+/* the abstract base: everything the variants share */
+static void lan743x_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
@@ -719,12 +775,8 @@ static void lan7430_class_init(ObjectClass *klass, void *data)
     k->realize = lan7430_realize;
     k->exit = lan7430_exit;
     k->vendor_id = 0x1055;
-    k->device_id = 0x7430;
-    k->revision = 0x00;
     k->class_id = PCI_CLASS_NETWORK_ETHERNET;
     k->subsystem_vendor_id = 0x1055;
-    k->subsystem_id = 0x7430;
-    dc->desc = "Microchip LAN7430 Gigabit Ethernet";
     dc->reset = lan7430_reset;
     dc->vmsd = &vmstate_lan7430;
     device_class_set_props(dc, lan7430_properties);
@@ -741,12 +793,54 @@ static void lan7430_class_init(ObjectClass *klass, void *data)
     l7_class_add_runtime_props(klass);
 }
 
-static const TypeInfo lan7430_info = {
-    .name = TYPE_LAN7430,
+/* one concrete type per chip, data = its L7Variant */
+static void l7_variant_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+    Lan7430Class *lc = LAN7430_CLASS(klass);
+    const L7Variant *v = data;
+
+    lc->var = v;
+    k->device_id = v->device_id;
+    k->subsystem_id = v->device_id;
+    k->revision = v->revision;
+    dc->desc = v->desc;
+    if (v->ext_phy) {
+        device_class_set_props(dc, l7_ext_phy_properties);
+    }
+}
+
+/*
+ * Sources (docs/emulator-variants.md): PCI IDs from the driver's
+ * lan743x_pci_tbl / PCI_DEVICE_ID_SMSC_*, ID_REV IDs from lan743x_main.h
+ * ID_REV_ID_*; the chip revisions and the LAN7431's PHY are estimates.
+ */
+static const L7Variant l7_variants[] = {
+    {
+        .name = TYPE_LAN7430,
+        .desc = "Microchip LAN7430 Gigabit Ethernet",
+        .device_id = 0x7430, .revision = 0x00, .id_rev = 0x74300011,
+        .ext_phy = false, .phy_addr = L7_PHY_ADDR,
+        .phy_id1 = L7_PHY_ID1, .phy_id2 = L7_PHY_ID2,
+    },
+    {
+        .name = TYPE_LAN7431,
+        .desc = "Microchip LAN7431 Gigabit Ethernet (RGMII, external PHY)",
+        .device_id = 0x7431, .revision = 0x00, .id_rev = 0x74310011,
+        .ext_phy = true, .phy_addr = L7_EXT_PHY_ADDR,
+        .phy_id1 = L7_EXT_PHY_ID1, .phy_id2 = L7_EXT_PHY_ID2,
+    },
+};
+
+static const TypeInfo lan743x_base_info = {
+    .name = TYPE_LAN743X,
     .parent = TYPE_PCI_DEVICE,
+    .abstract = true,
     .instance_size = sizeof(Lan7430State),
     .instance_init = lan7430_instance_init,
-    .class_init = lan7430_class_init,
+    .class_size = sizeof(Lan7430Class),
+    .class_init = lan743x_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_CONVENTIONAL_PCI_DEVICE },
         { }
@@ -755,7 +849,19 @@ static const TypeInfo lan7430_info = {
 
 static void lan7430_register_types(void)
 {
-    type_register_static(&lan7430_info);
+    int i;
+
+    type_register_static(&lan743x_base_info);
+    for (i = 0; i < ARRAY_SIZE(l7_variants); i++) {
+        TypeInfo ti = {
+            .name = l7_variants[i].name,
+            .parent = TYPE_LAN743X,
+            .class_init = l7_variant_class_init,
+            .class_data = (void *)&l7_variants[i],
+        };
+
+        type_register(&ti);
+    }
 }
 
 type_init(lan7430_register_types)

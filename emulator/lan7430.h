@@ -280,9 +280,19 @@
 #define L7_NUM_TX_CH            1
 #define L7_NUM_VECTORS          8
 
-/* Internal PHY */
+/* Internal PHY (LAN7430): the driver masks every MDIO address but 1 */
 #define L7_PHY_ADDR             1
 #define L7_PHY_ID1              0x0007
 #define L7_PHY_ID2              0xC132
+
+/*
+ * External RGMII PHY (LAN7431): a KSZ9031RNX-like PHY (Microchip's RGMII
+ * GbE PHY; identifier 0x0022:0x1622, Linux PHY_ID_KSZ9031 0x00221620 + rev
+ * 2).  Its address is set by PHYAD[2:0] straps (0..7 on the KSZ9031RNX);
+ * the default 7 is an estimate, property phy-addr.
+ */
+#define L7_EXT_PHY_ADDR         7
+#define L7_EXT_PHY_ID1          0x0022
+#define L7_EXT_PHY_ID2          0x1622
 
 #endif
