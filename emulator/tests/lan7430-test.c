@@ -114,14 +114,15 @@ static void wr(Ctx *c, uint32_t off, uint32_t val)
     qpci_io_writel(c->dev, c->bar, off, val);
 }
 
-static void ctx_init(Ctx *c, bool msix)
+/* dev: the -device driver and its options, e.g. "lan7431,phy-addr=5" */
+static void ctx_init_dev(Ctx *c, bool msix, const char *dev)
 {
     int ret = socketpair(PF_UNIX, SOCK_STREAM, 0, c->sock);
 
     g_assert_cmpint(ret, !=, -1);
     c->qs = qtest_pc_boot("-netdev socket,fd=%d,id=hs0 "
-                          "-device lan7430,id=dut,netdev=hs0,mac=" MAC_STR
-                          ",addr=04.0", c->sock[1]);
+                          "-device %s,id=dut,netdev=hs0,mac=" MAC_STR
+                          ",addr=04.0", c->sock[1], dev);
     c->dev = qpci_device_find(c->qs->pcibus, QPCI_DEVFN(4, 0));
     g_assert(c->dev);
     qpci_device_enable(c->dev);
@@ -143,6 +144,11 @@ static void ctx_init(Ctx *c, bool msix)
             qtest_writel(c->qs->qts, c->msix_addr + 4 * v, 0);
         }
     }
+}
+
+static void ctx_init(Ctx *c, bool msix)
+{
+    ctx_init_dev(c, msix, "lan7430");
 }
 
 static void ctx_fini(Ctx *c)
@@ -229,6 +235,89 @@ static void test_mdio_phy_id(void)
     g_assert_cmphex(mdio_read(&c, 0, 2), ==, 0xFFFF);    /* no PHY at 0 */
     /* link up, autoneg complete */
     g_assert_cmphex(mdio_read(&c, 1, 1) & 0x24, ==, 0x24);
+    ctx_fini(&c);
+}
+
+/*
+ * Variants (docs/emulator-variants.md): each one's identity as the driver
+ * reads it. lan7431: PCI 1055:7431, ID_REV 0x7431xxxx, no internal PHY at 1
+ * but an external RGMII PHY (KSZ9031RNX identifier) at phy-addr, default 7;
+ * MAC_CR.MII_EN clear, so the driver selects RGMII.
+ */
+#define MAC_CR              0x100
+#define MAC_CR_MII_EN       (1u << 19)
+
+static void check_variant_pci(Ctx *c, uint16_t dev_id, uint32_t id_rev_id)
+{
+    g_assert_cmphex(qpci_config_readw(c->dev, PCI_VENDOR_ID), ==, 0x1055);
+    g_assert_cmphex(qpci_config_readw(c->dev, PCI_DEVICE_ID), ==, dev_id);
+    g_assert_cmphex(qpci_config_readw(c->dev, PCI_SUBSYSTEM_VENDOR_ID), ==,
+                    0x1055);
+    g_assert_cmphex(qpci_config_readw(c->dev, PCI_SUBSYSTEM_ID), ==, dev_id);
+    g_assert_cmphex(qpci_config_readw(c->dev, PCI_CLASS_DEVICE), ==, 0x0200);
+    g_assert_cmphex(rd(c, ID_REV) & 0xFFFF0000, ==, id_rev_id);
+    g_assert_cmphex(rd(c, ID_REV) & 0xFFFF, !=, 0);        /* not A0 */
+}
+
+/* the only PHY on the bus is at addr, with identifier id1:id2 */
+static void check_mdio_only_phy(Ctx *c, int addr, uint16_t id1, uint16_t id2)
+{
+    int a;
+
+    for (a = 0; a < 32; a++) {
+        if (a == addr) {
+            g_assert_cmphex(mdio_read(c, a, 2), ==, id1);
+            g_assert_cmphex(mdio_read(c, a, 3), ==, id2);
+            /* link up, autoneg complete; 1000BASE-T in extended status */
+            g_assert_cmphex(mdio_read(c, a, 1) & 0x0124, ==, 0x0124);
+            g_assert_cmphex(mdio_read(c, a, 15) & 0x3000, ==, 0x3000);
+        } else {
+            g_assert_cmphex(mdio_read(c, a, 2), ==, 0xFFFF);
+        }
+    }
+}
+
+static void test_variant_lan7430(void)
+{
+    Ctx c;
+
+    ctx_init_dev(&c, false, "lan7430");
+    check_variant_pci(&c, 0x7430, 0x74300000);
+    check_mdio_only_phy(&c, 1, 0x0007, 0xC132);
+    ctx_fini(&c);
+}
+
+static void test_variant_lan7431(void)
+{
+    Ctx c;
+
+    ctx_init_dev(&c, false, "lan7431");
+    check_variant_pci(&c, 0x7431, 0x74310000);
+    check_mdio_only_phy(&c, 7, 0x0022, 0x1622);
+    g_assert_cmphex(rd(&c, MAC_CR) & MAC_CR_MII_EN, ==, 0);   /* RGMII */
+    /* the PHY keeps its address across a light reset and a PHY reset */
+    wr(&c, HW_CFG, rd(&c, HW_CFG) | 2);
+    wr(&c, PMT_CTL, rd(&c, PMT_CTL) | (1u << 4));
+    g_assert_cmphex(mdio_read(&c, 7, 2), ==, 0x0022);
+    ctx_fini(&c);
+}
+
+static void test_variant_lan7431_phy_addr(void)
+{
+    Ctx c;
+
+    ctx_init_dev(&c, false, "lan7431,phy-addr=5");
+    check_variant_pci(&c, 0x7431, 0x74310000);
+    check_mdio_only_phy(&c, 5, 0x0022, 0x1622);
+    /* MDIO writes reach the PHY at its address: BMCR power down and back */
+    wr(&c, MAC_MII_DATA, 0x1940);
+    wr(&c, MAC_MII_ACC, (5 << 11) | (0 << 6) | 2 | 1);
+    g_assert_cmphex(mdio_read(&c, 5, 0), ==, 0x1940);
+    g_assert_cmphex(mdio_read(&c, 5, 1) & 0x0004, ==, 0);     /* link down */
+    wr(&c, MAC_MII_DATA, 0x1140);
+    wr(&c, MAC_MII_ACC, (5 << 11) | (0 << 6) | 2 | 1);
+    mdio_read(&c, 5, 1);                                      /* latched */
+    g_assert_cmphex(mdio_read(&c, 5, 1) & 0x0004, ==, 0x0004);
     ctx_fini(&c);
 }
 
@@ -1781,6 +1870,10 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("lan7430/reset-defaults", test_reset_defaults);
     qtest_add_func("lan7430/mdio-phy-id", test_mdio_phy_id);
+    qtest_add_func("lan7430/variant-lan7430", test_variant_lan7430);
+    qtest_add_func("lan7430/variant-lan7431", test_variant_lan7431);
+    qtest_add_func("lan7430/variant-lan7431-phy-addr",
+                   test_variant_lan7431_phy_addr);
     qtest_add_func("lan7430/rx-roundtrip", test_rx_roundtrip);
     qtest_add_func("lan7430/tx-roundtrip", test_tx_roundtrip);
     qtest_add_func("lan7430/rx-multibuf", test_rx_multibuf);
