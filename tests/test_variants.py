@@ -30,19 +30,37 @@ VARIANTS = {
     "lan7431": ("lan7431", "0x7431",
                 [r"PHY \[pci-[0-9a-f:.]+:07\] driver \[Generic PHY\]",
                  r"configuring for phy/rgmii link mode"]),
+    "pci11010": ("pci11010", "0xa011",
+                 [r"PHY \[pci-[0-9a-f:.]+:07\] driver \[Generic PHY\]",
+                  r"configuring for phy/rgmii link mode",
+                  r"using MSIX interrupts, number of vectors = 9"]),
+    "pci11414": ("pci11414", "0xa041",
+                 [r"PHY \[pci-[0-9a-f:.]+:07\] driver \[Generic PHY\]",
+                  r"configuring for phy/rgmii link mode",
+                  r"using MSIX interrupts, number of vectors = 9"]),
     "lan7431-phy-addr-3": ("lan7431,phy-addr=3", "0x7431",
                            [r"PHY \[pci-[0-9a-f:.]+:03\] driver "
                             r"\[Generic PHY\]",
                             r"configuring for phy/rgmii link mode"]),
 }
-# the second lan7431 case only in the long run (one boot per variant here)
-DEFAULT_VARIANTS = os.environ.get("LAN743X_VARIANTS", "lan7431").split(",")
+# one boot per chip family by default; pci11414 (the same model as the
+# pci11010 but its IDs) and a non-default phy-addr on request
+DEFAULT_VARIANTS = os.environ.get("LAN743X_VARIANTS",
+                                  "lan7431,pci11010").split(",")
+# variants whose driver path uses 4 TX queues (PCI11X1X_USED_TX_CHANNELS)
+MULTI_TX = {"pci11010", "pci11414"}
 
+# after the e2e (which reloads the module: counters start again), 8 TCP
+# flows out of the DUT, then the per-queue TX frame counters
 GUEST = ("lab/guest/e2e.sh; rc=$?; "
          "for d in /sys/bus/pci/drivers/lan743x/0000:*; do "
-         "echo \"variant-pci-id $(cat $d/device)\"; done; "
-         "dmesg | grep -E 'lan743x.*(PHY \\[|link mode)' | head -4; "
-         "exit $rc")
+         "echo \"variant-pci-id $(cat $d/device)\"; "
+         "n=$(ls $d/net); done; "
+         "dmesg | grep -E 'lan743x.*(PHY \\[|link mode|MSIX)' | head -6; "
+         "ip netns exec peer iperf3 -s -D; sleep 1; "
+         "iperf3 -c 10.74.30.2 -P 8 -t 2 >/dev/null 2>&1; "
+         "ethtool -S $n | grep -E 'TX Queue [0-3] Frames' | "
+         "sed 's/^ */txq /'; exit $rc")
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +104,13 @@ def test_variant_e2e_upstream_module(qemu, guest_kernel, vstack, variant):
     assert f"variant-pci-id {pci_id}" in out, out[-3000:]
     for r in proofs:
         assert re.search(r, out), f"no '{r}' in the guest log:\n" + out[-3000:]
+    # per-queue TX counters: ethtool -S lists them only for a PCI11x1x
+    # (lan743x_ethtool_get_sset_count()); there at least 2 of the 4 TX
+    # channels must have carried the 8 flows
+    txq = [int(n) for n in re.findall(r"^txq TX Queue [0-3] Frames: (\d+)",
+                                      out, re.M)]
+    if variant in MULTI_TX:
+        assert len(txq) == 4, out[-3000:]
+        assert sum(1 for n in txq if n > 50) >= 2, f"TX queues used: {txq}"
+    else:
+        assert txq == [], f"per-queue TX counters on a LAN743x: {txq}"
