@@ -31,13 +31,43 @@
 #include "lan7430.h"
 #include <zlib.h>
 
+/*
+ * One abstract base type and one concrete QOM type per chip of the family
+ * (as QEMU does for its own NIC families): the class carries the variant's
+ * identity and its PHY arrangement, see l7_variants[] at the end.
+ */
+#define TYPE_LAN743X "lan743x-base"
 #define TYPE_LAN7430 "lan7430"
-OBJECT_DECLARE_SIMPLE_TYPE(Lan7430State, LAN7430)
+#define TYPE_LAN7431 "lan7431"
+#define TYPE_PCI11010 "pci11010"
+#define TYPE_PCI11414 "pci11414"
+
+typedef struct L7Variant {
+    const char *name;
+    const char *desc;
+    uint16_t device_id;         /* PCI device (and subsystem) ID */
+    uint8_t revision;           /* PCI revision ID */
+    uint32_t id_rev;            /* ID_REV register */
+    bool ext_phy;               /* external RGMII PHY instead of the internal */
+    uint8_t phy_addr;           /* default MDIO address of the PHY */
+    uint16_t phy_id1, phy_id2;  /* PHY identifier registers 2 and 3 */
+    uint8_t num_tx;             /* TX DMA channels */
+    uint8_t num_vectors;        /* MSI-X vectors */
+    uint32_t bar_size;          /* BAR 0 (CSR) size */
+} L7Variant;
+
+typedef struct Lan7430Class {
+    PCIDeviceClass parent_class;
+    const L7Variant *var;
+} Lan7430Class;
+
+typedef struct Lan7430State Lan7430State;
+DECLARE_OBJ_CHECKERS(Lan7430State, Lan7430Class, LAN7430, TYPE_LAN743X)
 
 #define L7_MSIX_BAR         2
 #define L7_RXBUF_MAX        (16 * 1024)
 #define L7_TXBUF_MAX        (256 * 1024)
-#define L7_NREGS            (L7_CSR_SIZE / 4)
+#define L7_NREGS            (L7_CSR_SPACE / 4)
 #define L7_MMD_SLOTS        32
 
 /*
@@ -136,12 +166,12 @@ static const char *const l7_async_names[L7A_KINDS] = {
 enum {
     L7O_RX_STOP = 0,                            /* + RX channel */
     L7O_TX_STOP = L7O_RX_STOP + L7_NUM_RX_CH,   /* + TX channel */
-    L7O_RX_SWR = L7O_TX_STOP + L7_NUM_TX_CH,
+    L7O_RX_SWR = L7O_TX_STOP + L7_MAX_TX_CH,
     L7O_TX_SWR = L7O_RX_SWR + L7_NUM_RX_CH,
-    L7O_DMAC_SWR = L7O_TX_SWR + L7_NUM_TX_CH,
+    L7O_DMAC_SWR = L7O_TX_SWR + L7_MAX_TX_CH,
     L7O_FCT_RX_RST,
     L7O_FCT_TX_RST = L7O_FCT_RX_RST + L7_NUM_RX_CH,
-    L7O_MAC_RXD = L7O_FCT_TX_RST + L7_NUM_TX_CH,
+    L7O_MAC_RXD = L7O_FCT_TX_RST + L7_MAX_TX_CH,
     L7O_MAC_TXD,
     L7O_NUM
 };
@@ -149,7 +179,7 @@ enum {
 typedef struct L7Counters {
     uint64_t reg_reads[L7_NREGS];
     uint64_t reg_writes[L7_NREGS];
-    uint64_t irq_vec[L7_NUM_VECTORS];
+    uint64_t irq_vec[L7_MAX_VECTORS];
     uint64_t irq_intx_assert;
     uint64_t irq_moderated;
     uint64_t rx_desc_consumed[L7_NUM_RX_CH];
@@ -181,7 +211,7 @@ typedef struct L7Counters {
     uint64_t rx_csum_verified;
     uint64_t rx_csum_errors;
     uint64_t rx_csum_unchecked;
-    uint64_t irq_spurious[L7_NUM_VECTORS];
+    uint64_t irq_spurious[L7_MAX_VECTORS];
     uint64_t rx_pace_holds;
     uint64_t tx_pace_holds;
     uint64_t rx_fault_holds;
@@ -224,7 +254,11 @@ struct Lan7430State {
     NICConf conf;
 
     /* properties */
-    uint32_t id_rev;
+    uint32_t id_rev;             /* 0: the variant's */
+    uint8_t phy_addr;            /* 0xFF: the variant's (external PHYs) */
+    const L7Variant *var;
+    int ntx;                     /* TX channels of the variant */
+    int nvec;                    /* MSI-X vectors of the variant */
     uint32_t int_mod_unit_ns;
     bool use_msix;
     uint32_t rate_mbps;          /* wire pacing, 0 = unpaced */
@@ -268,6 +302,8 @@ struct Lan7430State {
     int64_t rx_held_due;
     /* TX FIFO: one fetched frame (or TSO chain) waiting for the wire */
     bool tx_held;
+    int tx_held_ch;              /* channel the held frame came from */
+    int tx_rr;                   /* next TX channel to serve (round robin) */
     int64_t tx_held_due;
     size_t tx_held_len;
     uint32_t tx_held_d0;
@@ -287,8 +323,8 @@ struct Lan7430State {
     uint32_t mod_map[3];
     uint32_t mod_cfg[L7_INT_MOD_NUM];
     uint32_t vec_asserted;       /* edge state per vector */
-    int64_t vec_last_fire[L7_NUM_VECTORS];
-    QEMUTimer *mod_timer[L7_NUM_VECTORS];
+    int64_t vec_last_fire[L7_MAX_VECTORS];
+    QEMUTimer *mod_timer[L7_MAX_VECTORS];
     bool intx_level;
 
     /* DMA controller */
@@ -298,8 +334,8 @@ struct Lan7430State {
     uint32_t dmac_stop;          /* STOP_x bits */
     uint32_t rx_head[L7_NUM_RX_CH];
     uint32_t rx_tail[L7_NUM_RX_CH];
-    uint32_t tx_head[L7_NUM_TX_CH];
-    uint32_t tx_tail[L7_NUM_TX_CH];
+    uint32_t tx_head[L7_MAX_TX_CH];
+    uint32_t tx_tail[L7_MAX_TX_CH];
     uint32_t fct_rx_en;
     uint32_t fct_tx_en;
     uint32_t fct_int_sts;
@@ -485,7 +521,9 @@ static void l7_dma_rx_reset(Lan7430State *s, int ch)
 
 static void l7_dma_tx_reset(Lan7430State *s, int ch)
 {
-    s->tx_held = false;
+    if (s->tx_held_ch == ch) {
+        s->tx_held = false;
+    }
     s->tx_head[ch] = 0;
     s->tx_tail[ch] = 0;
     s->dmac_run &= ~L7_DMAC_CMD_START_T(ch);
@@ -503,7 +541,7 @@ static void l7_dmac_reset(Lan7430State *s)
     for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
         l7_dma_rx_reset(s, ch);
     }
-    for (ch = 0; ch < L7_NUM_TX_CH; ch++) {
+    for (ch = 0; ch < s->ntx; ch++) {
         l7_dma_tx_reset(s, ch);
     }
     s->dmac_int_sts = 0;
@@ -538,7 +576,7 @@ static void l7_soft_reset(Lan7430State *s)
     memset(s->mod_map, 0, sizeof(s->mod_map));
     memset(s->mod_cfg, 0, sizeof(s->mod_cfg));
     s->vec_asserted = 0;
-    for (v = 0; v < L7_NUM_VECTORS; v++) {
+    for (v = 0; v < L7_MAX_VECTORS; v++) {
         s->vec_last_fire[v] = 0;
         if (s->mod_timer[v]) {
             timer_del(s->mod_timer[v]);
@@ -563,6 +601,7 @@ static void l7_soft_reset(Lan7430State *s)
     s->ptp_enabled = false;
     s->ptp_offset_ns = 0;
     s->tx_waiting = false;
+    s->tx_rr = 0;
     s->regs[L7_PMT_CTL >> 2] = L7_PMT_CTL_READY;
     s->regs[L7_HW_CFG >> 2] = 0;
     s->regs[L7_MAC_CR >> 2] = (1u << 12) | (1u << 11); /* ADD | ASD */
@@ -604,14 +643,38 @@ static NetClientInfo net_lan7430_info = {
     .link_status_changed = lan7430_set_link_status,
 };
 
+/* the variant's identity, and the PHY address property checked */
+static bool l7_variant_realize(Lan7430State *s, Error **errp)
+{
+    s->var = LAN7430_GET_CLASS(s)->var;
+    s->ntx = s->var->num_tx;
+    s->nvec = s->var->num_vectors;
+    if (!s->id_rev) {
+        s->id_rev = s->var->id_rev;
+    }
+    if (!s->var->ext_phy) {
+        s->phy_addr = s->var->phy_addr;     /* internal PHY: fixed */
+    } else if (s->phy_addr == 0xFF) {
+        s->phy_addr = s->var->phy_addr;
+    } else if (s->phy_addr > 31) {
+        error_setg(errp, "phy-addr %u: MDIO addresses are 0..31",
+                   s->phy_addr);
+        return false;
+    }
+    return true;
+}
+
 static void lan7430_realize(PCIDevice *pd, Error **errp)
 {
     Lan7430State *s = LAN7430(pd);
     int v;
 
+    if (!l7_variant_realize(s, errp)) {
+        return;
+    }
     pd->config[PCI_INTERRUPT_PIN] = 1;
     memory_region_init_io(&s->mmio, OBJECT(s), &lan7430_mmio_ops, s,
-                          "lan7430-mmio", L7_CSR_SIZE);
+                          "lan7430-mmio", s->var->bar_size);
     pci_register_bar(pd, 0, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->mmio);
 
@@ -619,13 +682,13 @@ static void lan7430_realize(PCIDevice *pd, Error **errp)
         /* MSI unavailable on this machine: INTx only */
     }
     if (s->use_msix &&
-        msix_init_exclusive_bar(pd, L7_NUM_VECTORS, L7_MSIX_BAR, NULL) == 0) {
-        for (v = 0; v < L7_NUM_VECTORS; v++) {
+        msix_init_exclusive_bar(pd, s->nvec, L7_MSIX_BAR, NULL) == 0) {
+        for (v = 0; v < s->nvec; v++) {
             msix_vector_use(pd, v);
         }
     }
 
-    for (v = 0; v < L7_NUM_VECTORS; v++) {
+    for (v = 0; v < L7_MAX_VECTORS; v++) {
         s->mod_timer[v] = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_mod_timer_cb, s);
     }
     s->tx_pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_tx_pace_cb, s);
@@ -664,7 +727,7 @@ static void lan7430_exit(PCIDevice *pd)
     Lan7430State *s = LAN7430(pd);
     int v;
 
-    for (v = 0; v < L7_NUM_VECTORS; v++) {
+    for (v = 0; v < L7_MAX_VECTORS; v++) {
         timer_free(s->mod_timer[v]);
         s->mod_timer[v] = NULL;
     }
@@ -700,9 +763,15 @@ static void lan7430_reset(DeviceState *dev)
 
 static Property lan7430_properties[] = {
     DEFINE_NIC_PROPERTIES(Lan7430State, conf),
-    DEFINE_PROP_UINT32("id-rev", Lan7430State, id_rev, 0x74300011),
+    DEFINE_PROP_UINT32("id-rev", Lan7430State, id_rev, 0),
     DEFINE_PROP_UINT32("int-mod-unit-ns", Lan7430State, int_mod_unit_ns, 1000),
     DEFINE_PROP_BOOL("msix", Lan7430State, use_msix, true),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+/* variants with an external PHY: its MDIO address (PHYAD straps) */
+static Property l7_ext_phy_properties[] = {
+    DEFINE_PROP_UINT8("phy-addr", Lan7430State, phy_addr, 0xFF),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -711,7 +780,8 @@ static const VMStateDescription vmstate_lan7430 = {
     .unmigratable = 1,
 };
 
-static void lan7430_class_init(ObjectClass *klass, void *data)
+/* the abstract base: everything the variants share */
+static void lan743x_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
@@ -719,12 +789,8 @@ static void lan7430_class_init(ObjectClass *klass, void *data)
     k->realize = lan7430_realize;
     k->exit = lan7430_exit;
     k->vendor_id = 0x1055;
-    k->device_id = 0x7430;
-    k->revision = 0x00;
     k->class_id = PCI_CLASS_NETWORK_ETHERNET;
     k->subsystem_vendor_id = 0x1055;
-    k->subsystem_id = 0x7430;
-    dc->desc = "Microchip LAN7430 Gigabit Ethernet";
     dc->reset = lan7430_reset;
     dc->vmsd = &vmstate_lan7430;
     device_class_set_props(dc, lan7430_properties);
@@ -741,12 +807,78 @@ static void lan7430_class_init(ObjectClass *klass, void *data)
     l7_class_add_runtime_props(klass);
 }
 
-static const TypeInfo lan7430_info = {
-    .name = TYPE_LAN7430,
+/* one concrete type per chip, data = its L7Variant */
+static void l7_variant_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+    Lan7430Class *lc = LAN7430_CLASS(klass);
+    const L7Variant *v = data;
+
+    lc->var = v;
+    k->device_id = v->device_id;
+    k->subsystem_id = v->device_id;
+    k->revision = v->revision;
+    dc->desc = v->desc;
+    if (v->ext_phy) {
+        device_class_set_props(dc, l7_ext_phy_properties);
+    }
+}
+
+/*
+ * Sources (docs/emulator-variants.md): PCI IDs from the driver's
+ * lan743x_pci_tbl / PCI_DEVICE_ID_SMSC_*, ID_REV IDs from lan743x_main.h
+ * ID_REV_ID_*; the chip revisions and the LAN7431's PHY are estimates.
+ */
+static const L7Variant l7_variants[] = {
+    {
+        .name = TYPE_LAN7430,
+        .desc = "Microchip LAN7430 Gigabit Ethernet",
+        .device_id = 0x7430, .revision = 0x00, .id_rev = 0x74300011,
+        .ext_phy = false, .phy_addr = L7_PHY_ADDR,
+        .phy_id1 = L7_PHY_ID1, .phy_id2 = L7_PHY_ID2,
+        .num_tx = 1, .num_vectors = 8, .bar_size = L7_CSR_SIZE,
+    },
+    {
+        .name = TYPE_LAN7431,
+        .desc = "Microchip LAN7431 Gigabit Ethernet (RGMII, external PHY)",
+        .device_id = 0x7431, .revision = 0x00, .id_rev = 0x74310011,
+        .ext_phy = true, .phy_addr = L7_EXT_PHY_ADDR,
+        .phy_id1 = L7_EXT_PHY_ID1, .phy_id2 = L7_EXT_PHY_ID2,
+        .num_tx = 1, .num_vectors = 8, .bar_size = L7_CSR_SIZE,
+    },
+    /*
+     * PCI11x1x (B0), strapped for RGMII with an external PHY (STRAP_READ
+     * and FPGA_REV read 0: neither SGMII nor RMII): 4 TX channels, 16
+     * vectors, the ETH_SYS block at 0x4000 (storage; the hardware
+     * semaphore ETH_SYSTEM_SYS_LOCK_REG reads back what was written).
+     */
+    {
+        .name = TYPE_PCI11010,
+        .desc = "Microchip PCI11010 Gigabit Ethernet (RGMII, external PHY)",
+        .device_id = 0xA011, .revision = 0x00, .id_rev = 0xA01100B0,
+        .ext_phy = true, .phy_addr = L7_EXT_PHY_ADDR,
+        .phy_id1 = L7_HS_PHY_ID1, .phy_id2 = L7_HS_PHY_ID2,
+        .num_tx = 4, .num_vectors = 16, .bar_size = L7_CSR_SPACE,
+    },
+    {
+        .name = TYPE_PCI11414,
+        .desc = "Microchip PCI11414 Gigabit Ethernet (RGMII, external PHY)",
+        .device_id = 0xA041, .revision = 0x00, .id_rev = 0xA04100B0,
+        .ext_phy = true, .phy_addr = L7_EXT_PHY_ADDR,
+        .phy_id1 = L7_HS_PHY_ID1, .phy_id2 = L7_HS_PHY_ID2,
+        .num_tx = 4, .num_vectors = 16, .bar_size = L7_CSR_SPACE,
+    },
+};
+
+static const TypeInfo lan743x_base_info = {
+    .name = TYPE_LAN743X,
     .parent = TYPE_PCI_DEVICE,
+    .abstract = true,
     .instance_size = sizeof(Lan7430State),
     .instance_init = lan7430_instance_init,
-    .class_init = lan7430_class_init,
+    .class_size = sizeof(Lan7430Class),
+    .class_init = lan743x_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_CONVENTIONAL_PCI_DEVICE },
         { }
@@ -755,7 +887,19 @@ static const TypeInfo lan7430_info = {
 
 static void lan7430_register_types(void)
 {
-    type_register_static(&lan7430_info);
+    int i;
+
+    type_register_static(&lan743x_base_info);
+    for (i = 0; i < ARRAY_SIZE(l7_variants); i++) {
+        TypeInfo ti = {
+            .name = l7_variants[i].name,
+            .parent = TYPE_LAN743X,
+            .class_init = l7_variant_class_init,
+            .class_data = (void *)&l7_variants[i],
+        };
+
+        type_register(&ti);
+    }
 }
 
 type_init(lan7430_register_types)

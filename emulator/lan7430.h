@@ -9,7 +9,8 @@
 #ifndef HW_NET_LAN7430_H
 #define HW_NET_LAN7430_H
 
-#define L7_CSR_SIZE             0x2000
+#define L7_CSR_SIZE             0x2000      /* LAN7430/7431 BAR 0 */
+#define L7_CSR_SPACE            0x10000     /* largest BAR 0 (PCI11x1x) */
 
 #define L7_ID_REV               0x000
 #define L7_FPGA_REV             0x004
@@ -277,12 +278,25 @@
 #define L7_RXD1_ICSM            (1u << 0)
 
 #define L7_NUM_RX_CH            4
-#define L7_NUM_TX_CH            1
-#define L7_NUM_VECTORS          8
+#define L7_MAX_TX_CH            4           /* PCI11x1x; LAN743x: 1 */
+#define L7_MAX_VECTORS          16          /* PCI11x1x; LAN743x: 8 */
 
-/* Internal PHY */
+/* Internal PHY (LAN7430): the driver masks every MDIO address but 1 */
 #define L7_PHY_ADDR             1
 #define L7_PHY_ID1              0x0007
 #define L7_PHY_ID2              0xC132
+
+/*
+ * External RGMII PHY (LAN7431): a KSZ9031RNX-like PHY (Microchip's RGMII
+ * GbE PHY; identifier 0x0022:0x1622, Linux PHY_ID_KSZ9031 0x00221620 + rev
+ * 2).  Its address is set by PHYAD[2:0] straps (0..7 on the KSZ9031RNX);
+ * the default 7 is an estimate, property phy-addr.
+ */
+#define L7_EXT_PHY_ADDR         7
+#define L7_EXT_PHY_ID1          0x0022
+#define L7_EXT_PHY_ID2          0x1622
+/* PCI11x1x boards: a KSZ9131RNX-like PHY (0x0022:0x1642; estimate) */
+#define L7_HS_PHY_ID1           0x0022
+#define L7_HS_PHY_ID2           0x1642
 
 #endif

@@ -20,6 +20,8 @@
 #   VM_TIMEOUT seconds, default 1800
 #   DUT_MAC    default 02:74:30:00:00:01, PEER_MAC default 02:74:30:00:00:02
 #   DUT_OPTS   extra ",prop=val" for -device lan7430 (e.g. ",msix=off")
+#   DUT_DEVICE the model's variant: lan7430 (default) or lan7431
+#              (emulator/README.md "Variants"); id stays "dut"
 #   VM_TCG_THREAD  TCG threading: "multi" (default: MTTCG, one host thread
 #              per vCPU, QEMU's own default) or "single" (every vCPU in one
 #              host thread, -accel tcg,thread=single: the cure the issue 18
@@ -91,7 +93,7 @@ done
 
 QOPTS="$FW -qmp unix:$QMP_SOCK,server=on,wait=off"
 QOPTS="$QOPTS -netdev hubport,id=p0,hubid=0 -netdev hubport,id=p1,hubid=0"
-QOPTS="$QOPTS -device lan7430,id=dut,netdev=p0,mac=$DUT_MAC${DUT_OPTS:-}"
+QOPTS="$QOPTS -device ${DUT_DEVICE:-lan7430},id=dut,netdev=p0,mac=$DUT_MAC${DUT_OPTS:-}"
 QOPTS="$QOPTS -device virtio-net-pci,id=peer,netdev=p1,mac=$PEER_MAC,romfile="
 # the kernel console, always kept: a crash is reported with its oops lines
 CONSOLE_LOG=${VM_CONSOLE_LOG:-$(mktemp /tmp/lan743x-lab-console.XXXXXX)}

@@ -101,7 +101,9 @@ typedef struct Ctx {
     QPCIDevice *dev;
     QPCIBar bar;
     int sock[2];
-    uint64_t msix_addr;         /* 8 vectors x 4 bytes of message data */
+    uint64_t msix_addr;         /* 16 vectors x 4 bytes of message data */
+    uint64_t bar_size;          /* BAR 0 */
+    int msix_n;                 /* MSI-X table size */
 } Ctx;
 
 static uint32_t rd(Ctx *c, uint32_t off)
@@ -114,24 +116,31 @@ static void wr(Ctx *c, uint32_t off, uint32_t val)
     qpci_io_writel(c->dev, c->bar, off, val);
 }
 
-static void ctx_init(Ctx *c, bool msix)
+/* dev: the -device driver and its options, e.g. "lan7431,phy-addr=5" */
+static void ctx_init_dev(Ctx *c, bool msix, const char *dev)
 {
     int ret = socketpair(PF_UNIX, SOCK_STREAM, 0, c->sock);
 
     g_assert_cmpint(ret, !=, -1);
     c->qs = qtest_pc_boot("-netdev socket,fd=%d,id=hs0 "
-                          "-device lan7430,id=dut,netdev=hs0,mac=" MAC_STR
-                          ",addr=04.0", c->sock[1]);
+                          "-device %s,id=dut,netdev=hs0,mac=" MAC_STR
+                          ",addr=04.0", c->sock[1], dev);
     c->dev = qpci_device_find(c->qs->pcibus, QPCI_DEVFN(4, 0));
     g_assert(c->dev);
     qpci_device_enable(c->dev);
-    c->bar = qpci_iomap(c->dev, 0, NULL);
+    c->bar = qpci_iomap(c->dev, 0, &c->bar_size);
+    {
+        uint8_t cap = qpci_find_capability(c->dev, PCI_CAP_ID_MSIX, 0);
+
+        c->msix_n = cap ? (qpci_config_readw(c->dev, cap + PCI_MSIX_FLAGS) &
+                           PCI_MSIX_FLAGS_QSIZE) + 1 : 0;
+    }
     if (msix) {
         int v;
 
         qpci_msix_enable(c->dev);
         c->msix_addr = guest_alloc(&c->qs->alloc, 64);
-        for (v = 0; v < 8; v++) {
+        for (v = 0; v < c->msix_n && v < 16; v++) {
             uint64_t off = c->dev->msix_table_off + v * 16;
             qpci_io_writel(c->dev, c->dev->msix_table_bar, off,
                            (c->msix_addr + 4 * v) & 0xFFFFFFFF);
@@ -143,6 +152,11 @@ static void ctx_init(Ctx *c, bool msix)
             qtest_writel(c->qs->qts, c->msix_addr + 4 * v, 0);
         }
     }
+}
+
+static void ctx_init(Ctx *c, bool msix)
+{
+    ctx_init_dev(c, msix, "lan7430");
 }
 
 static void ctx_fini(Ctx *c)
@@ -230,6 +244,134 @@ static void test_mdio_phy_id(void)
     /* link up, autoneg complete */
     g_assert_cmphex(mdio_read(&c, 1, 1) & 0x24, ==, 0x24);
     ctx_fini(&c);
+}
+
+/*
+ * Variants (docs/emulator-variants.md): each one's identity as the driver
+ * reads it. lan7431: PCI 1055:7431, ID_REV 0x7431xxxx, no internal PHY at 1
+ * but an external RGMII PHY (KSZ9031RNX identifier) at phy-addr, default 7;
+ * MAC_CR.MII_EN clear, so the driver selects RGMII.
+ */
+#define MAC_CR              0x100
+#define MAC_CR_MII_EN       (1u << 19)
+
+static void check_variant_pci(Ctx *c, uint16_t dev_id, uint32_t id_rev_id)
+{
+    g_assert_cmphex(qpci_config_readw(c->dev, PCI_VENDOR_ID), ==, 0x1055);
+    g_assert_cmphex(qpci_config_readw(c->dev, PCI_DEVICE_ID), ==, dev_id);
+    g_assert_cmphex(qpci_config_readw(c->dev, PCI_SUBSYSTEM_VENDOR_ID), ==,
+                    0x1055);
+    g_assert_cmphex(qpci_config_readw(c->dev, PCI_SUBSYSTEM_ID), ==, dev_id);
+    g_assert_cmphex(qpci_config_readw(c->dev, PCI_CLASS_DEVICE), ==, 0x0200);
+    g_assert_cmphex(rd(c, ID_REV) & 0xFFFF0000, ==, id_rev_id);
+    g_assert_cmphex(rd(c, ID_REV) & 0xFFFF, !=, 0);        /* not A0 */
+}
+
+/* the only PHY on the bus is at addr, with identifier id1:id2 */
+static void check_mdio_only_phy(Ctx *c, int addr, uint16_t id1, uint16_t id2)
+{
+    int a;
+
+    for (a = 0; a < 32; a++) {
+        if (a == addr) {
+            g_assert_cmphex(mdio_read(c, a, 2), ==, id1);
+            g_assert_cmphex(mdio_read(c, a, 3), ==, id2);
+            /* link up, autoneg complete; 1000BASE-T in extended status */
+            g_assert_cmphex(mdio_read(c, a, 1) & 0x0124, ==, 0x0124);
+            g_assert_cmphex(mdio_read(c, a, 15) & 0x3000, ==, 0x3000);
+        } else {
+            g_assert_cmphex(mdio_read(c, a, 2), ==, 0xFFFF);
+        }
+    }
+}
+
+static void test_variant_lan7430(void)
+{
+    Ctx c;
+
+    ctx_init_dev(&c, false, "lan7430");
+    check_variant_pci(&c, 0x7430, 0x74300000);
+    check_mdio_only_phy(&c, 1, 0x0007, 0xC132);
+    g_assert_cmphex(c.bar_size, ==, 0x2000);
+    g_assert_cmpint(c.msix_n, ==, 8);
+    ctx_fini(&c);
+}
+
+static void test_variant_lan7431(void)
+{
+    Ctx c;
+
+    ctx_init_dev(&c, false, "lan7431");
+    check_variant_pci(&c, 0x7431, 0x74310000);
+    check_mdio_only_phy(&c, 7, 0x0022, 0x1622);
+    g_assert_cmphex(rd(&c, MAC_CR) & MAC_CR_MII_EN, ==, 0);   /* RGMII */
+    g_assert_cmphex(c.bar_size, ==, 0x2000);
+    g_assert_cmpint(c.msix_n, ==, 8);
+    /* the PHY keeps its address across a light reset and a PHY reset */
+    wr(&c, HW_CFG, rd(&c, HW_CFG) | 2);
+    wr(&c, PMT_CTL, rd(&c, PMT_CTL) | (1u << 4));
+    g_assert_cmphex(mdio_read(&c, 7, 2), ==, 0x0022);
+    ctx_fini(&c);
+}
+
+static void test_variant_lan7431_phy_addr(void)
+{
+    Ctx c;
+
+    ctx_init_dev(&c, false, "lan7431,phy-addr=5");
+    check_variant_pci(&c, 0x7431, 0x74310000);
+    check_mdio_only_phy(&c, 5, 0x0022, 0x1622);
+    /* MDIO writes reach the PHY at its address: BMCR power down and back */
+    wr(&c, MAC_MII_DATA, 0x1940);
+    wr(&c, MAC_MII_ACC, (5 << 11) | (0 << 6) | 2 | 1);
+    g_assert_cmphex(mdio_read(&c, 5, 0), ==, 0x1940);
+    g_assert_cmphex(mdio_read(&c, 5, 1) & 0x0004, ==, 0);     /* link down */
+    wr(&c, MAC_MII_DATA, 0x1140);
+    wr(&c, MAC_MII_ACC, (5 << 11) | (0 << 6) | 2 | 1);
+    mdio_read(&c, 5, 1);                                      /* latched */
+    g_assert_cmphex(mdio_read(&c, 5, 1) & 0x0004, ==, 0x0004);
+    ctx_fini(&c);
+}
+
+/*
+ * PCI11x1x (pci11010, pci11414): identity, the strap path to RGMII, the
+ * ETH_SYS block and its semaphore, 16 MSI-X vectors in a 64 KiB BAR.
+ */
+#define FPGA_REV            0x004
+#define STRAP_READ          0x00C
+#define ETH_SYS_LOCK        0x40A0
+#define ETH_SYS_CFG_LOAD    0x4078
+
+static void check_pci11x1x(const char *dev, uint16_t dev_id, uint32_t id)
+{
+    Ctx c;
+
+    ctx_init_dev(&c, false, dev);
+    check_variant_pci(&c, dev_id, id);
+    g_assert_cmphex(rd(&c, ID_REV) & 0xFFFF, ==, 0xB0);      /* B0 */
+    g_assert_cmphex(c.bar_size, ==, 0x10000);
+    g_assert_cmpint(c.msix_n, ==, 16);
+    /* neither SGMII nor RMII strapped, no FPGA: the driver picks RGMII */
+    g_assert_cmphex(rd(&c, STRAP_READ), ==, 0);
+    g_assert_cmphex(rd(&c, FPGA_REV), ==, 0);
+    g_assert_cmphex(rd(&c, ETH_SYS_CFG_LOAD), ==, 0);
+    /* hardware semaphore: the ENET lock bit reads back once taken */
+    wr(&c, ETH_SYS_LOCK, 1u << 1);
+    g_assert_cmphex(rd(&c, ETH_SYS_LOCK) & (1u << 1), ==, 1u << 1);
+    wr(&c, ETH_SYS_LOCK, 0);
+    g_assert_cmphex(rd(&c, ETH_SYS_LOCK), ==, 0);
+    check_mdio_only_phy(&c, 7, 0x0022, 0x1642);
+    ctx_fini(&c);
+}
+
+static void test_variant_pci11010(void)
+{
+    check_pci11x1x("pci11010", 0xA011, 0xA0110000);
+}
+
+static void test_variant_pci11414(void)
+{
+    check_pci11x1x("pci11414", 0xA041, 0xA0410000);
 }
 
 /* ---- datapath helpers ---- */
@@ -427,6 +569,86 @@ static void test_tx_roundtrip(void)
     n = recv(c.sock[0], got, sizeof(f), MSG_WAITALL);
     g_assert_cmpint(n, ==, sizeof(f));
     g_assert_cmpmem(got, sizeof(f), f, sizeof(f));
+    ctx_fini(&c);
+}
+
+/*
+ * PCI11x1x: a frame on TX channel 3 (the driver's 4th queue) goes out,
+ * channel 3's head is written back, DMAC_INT_STS TX_IOC(3) and INT_STS
+ * DMA_TX3 (bit 19) are set and the MSI-X message goes to the vector
+ * INT_VEC_MAP1 nibble 3 names (12: above the LAN743x's 8). Channels 0..2
+ * stay idle. On the lan7430 the same writes send nothing (one channel).
+ */
+static void tx_ch3(Ctx *c, uint64_t ring, uint64_t hwb, uint64_t buf,
+                   size_t len)
+{
+    QTestState *q = c->qs->qts;
+
+    qtest_writel(q, hwb, 0xdead);
+    wr(c, FCT_TX_CTL, 1u << 31);                /* EN(3) */
+    wr(c, DMAC_CMD, 1u << 27);                  /* TX_SWR(3) */
+    qtest_clock_step(q, 10 * 1000);
+    wr(c, TX_BASE_ADDRH(3), ring >> 32);
+    wr(c, TX_BASE_ADDRL(3), ring & 0xFFFFFFFF);
+    wr(c, TX_CFG_B(3), RING);
+    wr(c, TX_CFG_A(3), 1u << 5);
+    wr(c, TX_HWB_ADDRH(3), hwb >> 32);
+    wr(c, TX_HWB_ADDRL(3), hwb & 0xFFFFFFFF);
+    wr(c, DMAC_INT_EN_SET, 1u << 3);            /* TX_IOC(3) */
+    wr(c, INT_VEC_MAP1, 0xC000);                /* TX3 -> vector 12 */
+    wr(c, INT_VEC_EN_SET, 1u << 12);
+    wr(c, INT_EN_SET, INT_BIT_MAS | (1u << 19));
+    wr(c, DMAC_CMD, 1u << 23);                  /* START_T(3) */
+    wr(c, MAC_TX, 1);
+    qtest_writel(q, ring + 4, buf & 0xFFFFFFFF);
+    qtest_writel(q, ring + 8, buf >> 32);
+    qtest_writel(q, ring + 12, 0);
+    qtest_writel(q, ring + 0, (1u << 29) | (1u << 28) | (1u << 26) |
+                 (1u << 17) | len);
+    wr(c, TX_TAIL(3), 1);
+}
+
+static void test_pci11x1x_tx_ch3(void)
+{
+    Ctx c;
+    QTestState *q;
+    uint64_t ring, hwb, buf;
+    uint8_t f[90], got[128];
+    uint32_t be;
+
+    ctx_init_dev(&c, true, "pci11010");
+    q = c.qs->qts;
+    ring = guest_alloc(&c.qs->alloc, RING * 16);
+    hwb = guest_alloc(&c.qs->alloc, 4);
+    buf = guest_alloc(&c.qs->alloc, 2048);
+    make_frame(f, sizeof(f));
+    qtest_memwrite(q, buf, f, sizeof(f));
+    tx_ch3(&c, ring, hwb, buf, sizeof(f));
+
+    g_assert_true(wait_hwb(&c, hwb, 1));
+    g_assert_cmpint(rd(&c, TX_HEAD(3)), ==, 1);
+    g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 0);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & 0xF, ==, 1u << 3);
+    g_assert_cmphex(rd(&c, INT_STS) & (0xFu << 16), ==, 1u << 19);
+    g_assert_cmphex(msix_seen(&c, 12), ==, 0x100 + 12);
+    g_assert_cmphex(msix_seen(&c, 1), ==, 0);
+    g_assert_cmpint(recv(c.sock[0], &be, 4, MSG_WAITALL), ==, 4);
+    g_assert_cmpint(ntohl(be), ==, sizeof(f));
+    g_assert_cmpint(recv(c.sock[0], got, sizeof(f), MSG_WAITALL), ==,
+                    sizeof(f));
+    g_assert_cmpmem(got, sizeof(f), f, sizeof(f));
+    ctx_fini(&c);
+
+    /* the LAN7430 has one TX channel: channel 3's registers are inert */
+    ctx_init_dev(&c, false, "lan7430");
+    q = c.qs->qts;
+    ring = guest_alloc(&c.qs->alloc, RING * 16);
+    hwb = guest_alloc(&c.qs->alloc, 4);
+    buf = guest_alloc(&c.qs->alloc, 2048);
+    qtest_memwrite(q, buf, f, sizeof(f));
+    tx_ch3(&c, ring, hwb, buf, sizeof(f));
+    g_assert_false(wait_hwb(&c, hwb, 1));
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & 0xF, ==, 0);
     ctx_fini(&c);
 }
 
@@ -1781,6 +2003,13 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("lan7430/reset-defaults", test_reset_defaults);
     qtest_add_func("lan7430/mdio-phy-id", test_mdio_phy_id);
+    qtest_add_func("lan7430/variant-lan7430", test_variant_lan7430);
+    qtest_add_func("lan7430/variant-lan7431", test_variant_lan7431);
+    qtest_add_func("lan7430/variant-lan7431-phy-addr",
+                   test_variant_lan7431_phy_addr);
+    qtest_add_func("lan7430/variant-pci11010", test_variant_pci11010);
+    qtest_add_func("lan7430/variant-pci11414", test_variant_pci11414);
+    qtest_add_func("lan7430/pci11x1x-tx-ch3", test_pci11x1x_tx_ch3);
     qtest_add_func("lan7430/rx-roundtrip", test_rx_roundtrip);
     qtest_add_func("lan7430/tx-roundtrip", test_tx_roundtrip);
     qtest_add_func("lan7430/rx-multibuf", test_rx_multibuf);
