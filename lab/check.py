@@ -140,8 +140,8 @@ def new_diags(before, after):
 def lint_versions():
     """ruff's and pylint's versions (part of the results' cache key)."""
     out = []
-    for cmd in (["ruff", "--version"], [sys.executable, "-m", "pylint",
-                                        "--version"]):
+    for cmd in ([sys.executable, "-m", "ruff", "--version"],
+                [sys.executable, "-m", "pylint", "--version"]):
         try:
             out.append(subprocess.run(cmd, capture_output=True, text=True,
                                       check=False).stdout)
@@ -265,7 +265,7 @@ class Checker:
         for f in files:
             if not PY_RE.match(f) or not (self.src / f).exists():
                 continue
-            _, out = run(["ruff", "check", "--no-cache",
+            _, out = run([sys.executable, "-m", "ruff", "check", "--no-cache",
                           "--output-format=concise", f], cwd=self.src)
             _, out2 = run([sys.executable, "-m", "pylint", "--disable=R",
                            "--disable=import-error,no-name-in-module",
@@ -498,18 +498,18 @@ def main():
     if unknown:
         sys.exit(f"error: unknown stack(s) {unknown}; lab.conf has {all_stacks}")
     for tool in ["git", "make", "gcc", "sparse", "arm-linux-gnueabihf-gcc",
-                 "spatch", "perl", "ruff"]:
+                 "spatch", "perl"]:
         need = {"sparse": "sparse", "build-arm": "arm-linux-gnueabihf-gcc",
-                "coccinelle": "spatch", "py-lint": "ruff"}
+                "coccinelle": "spatch"}
         if tool in need.values() and not any(
                 need.get(c) == tool for c in args.checks):
             continue
         if subprocess.run(["which", tool], capture_output=True).returncode:
             sys.exit(f"error: '{tool}' not found; run 'make setup' first")
     if "py-lint" in args.checks and subprocess.run(
-            [sys.executable, "-c", "import pylint"],
+            [sys.executable, "-c", "import pylint, ruff"],
             capture_output=True).returncode:
-        sys.exit("error: pylint not found; run 'make setup' first")
+        sys.exit("error: pylint or ruff not found; run 'make setup' first")
     passed = failed = npatches = 0
     rc = 0
     for stack in stacks:
