@@ -176,8 +176,15 @@ ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
 	log "module $name: run_kselftest.sh ${args[*]} ($mode)"
 	echo "# module $name: run_kselftest.sh ${args[*]}, REMOTE_TYPE=$mode"
 	t=$SECONDS
+	# each test's result line is followed by its wall time (a comment)
 	(cd "$INSTALL" && PATH=$path ./run_kselftest.sh "${args[@]}") 2>&1 |
-		tee "$OUT/$name/ksft-$mode.ktap"
+		while IFS= read -r l; do
+			printf '%s\n' "$l"
+			case $l in
+			"ok "*" selftests: "* | "not ok "*" selftests: "*)
+				echo "# lab: $((SECONDS - t)) s since the start" ;;
+			esac
+		done | tee "$OUT/$name/ksft-$mode.ktap"
 	echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/ksft-$mode.ktap"
 	log "module $name: run_kselftest.sh ($mode) took $((SECONDS - t)) s"
 	[ "$mode" != ssh ] || cp "$SSHDIR/sshd.log" "$OUT/$name/sshd.log" 2>/dev/null
@@ -235,10 +242,12 @@ for m in "${MODS[@]}"; do
 	for t in $([ -z "$INSTALL" ] && programs); do
 		log "module $name: $t"
 		echo "# module $name: $t"
+		t0=$SECONDS
 		(cd "$DIR" && NETIF=$dut LOCAL_V4=$LOCAL_V4 REMOTE_V4=$REMOTE_V4 \
 			REMOTE_TYPE=netns REMOTE_ARGS=$NS \
 			timeout -k 10 900 python3 "./$t") 2>&1 | tee "$OUT/$name/${t%.py}.ktap"
 		echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/${t%.py}.ktap"
+		log "module $name: $t took $((SECONDS - t0)) s"
 	done
 	# the kernel's own generic driver tests, written upstream, not by us
 	for g in ${LAN743X_GENERIC:-}; do
@@ -249,6 +258,7 @@ for m in "${MODS[@]}"; do
 			continue
 		fi
 		log "module $name: generic $g"
+		t=$SECONDS
 		echo "# module $name: generic $g"
 		(cd "$TESTS/drivers/net/$(dirname "$g")" && NETIF=$dut LOCAL_V4=$LOCAL_V4 \
 			REMOTE_V4=$REMOTE_V4 REMOTE_TYPE=netns REMOTE_ARGS=$NS \
@@ -256,6 +266,7 @@ for m in "${MODS[@]}"; do
 			sed "s/^\(\s*\(not \)\?ok [0-9]* \)/\1generic./" |
 			tee "$OUT/$name/$gname.ktap"
 		echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/$gname.ktap"
+		log "module $name: generic $g took $((SECONDS - t)) s"
 	done
 	# the tests must leave both ends as they found them
 	state1=$(state "$dut")
