@@ -4,6 +4,12 @@ PY ?= python3
 CHECKS ?=
 PATCHES ?=
 STACK ?=
+# make test runs the tests on two pytest-xdist workers, a test file to a
+# worker, in the order tests/conftest.py gives (the selftests in the VM,
+# the longest file, first): one worker runs the selftests while the other
+# runs the rest. A VM under TCG keeps about one core busy, so two fit the
+# two cores. PYTEST_XDIST= runs them one after the other.
+PYTEST_XDIST ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 .PHONY: help setup tree export check kernel qemu unit test bench soak outage arm-e2e arm-bench
 
@@ -44,7 +50,7 @@ unit: setup
 
 test: setup
 	@$(PY) lab/check.py
-	@$(PY) -m pytest -q -rs --durations=25 tests
+	@$(PY) -m pytest -q -rs --durations=25 $(PYTEST_XDIST) tests
 
 bench: setup
 	@$(PY) lab/bench.py

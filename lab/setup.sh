@@ -42,8 +42,9 @@ python3 -c 'import pytest' 2>/dev/null || pymissing+=(pytest)
 # checkpatch's spdxcheck.py needs ply and GitPython
 python3 -c 'import ply, git' 2>/dev/null || pymissing+=(ply GitPython)
 # make check's py-lint: pinned, so that a new release's rules do not
-# change what counts as a new diagnostic
-for v in ruff==0.17.6 pylint==4.1.4; do
+# change what counts as a new diagnostic; pytest-xdist: make test's two
+# workers (Makefile)
+for v in ruff==0.17.6 pylint==4.1.4 pytest-xdist==3.8.0; do
 	python3 -c "import importlib.metadata as m, sys
 sys.exit(m.version('${v%%==*}') != '${v#*==}')" 2>/dev/null || pymissing+=("$v")
 done

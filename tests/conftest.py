@@ -22,6 +22,22 @@ VM_STACKS = [s for s in os.environ.get(
     "LAN743X_VM_STACKS", "net-next,6.12").split(",") if s]
 
 
+# make test's two xdist workers take a test file each, in this order
+# (Makefile PYTEST_XDIST): the selftests in the VM (~15 min, both stacks)
+# first, so that one worker runs them while the other runs everything
+# else; then a small file, the one xdist queues behind them on their
+# worker. Without xdist only the order changes.
+FIRST = ["test_selftests_vm.py", "test_check_parsing.py"]
+
+
+def pytest_collection_modifyitems(items):
+    """Order the test files as FIRST says; the rest keep their order."""
+    def rank(item):
+        name = Path(str(item.fspath)).name
+        return FIRST.index(name) if name in FIRST else len(FIRST)
+    items.sort(key=rank)
+
+
 def run(cmd, **kw):
     kw.setdefault("cwd", ROOT)
     return subprocess.run(cmd, text=True, capture_output=True, **kw)
