@@ -4,12 +4,13 @@ PY ?= python3
 CHECKS ?=
 PATCHES ?=
 STACK ?=
-# make test runs the tests on two pytest-xdist workers, a test file to a
-# worker, in the order tests/conftest.py gives (the selftests in the VM,
-# the longest file, first): one worker runs the selftests while the other
-# runs the rest. A VM under TCG keeps about one core busy, so two fit the
-# two cores. PYTEST_XDIST= runs them one after the other.
-PYTEST_XDIST ?= -n 2 --dist loadfile --no-loadscope-reorder
+# make test runs the tests on two pytest-xdist workers, a group of tests
+# (a test file; the selftests in the VM one group per stack) to a worker
+# at a time, in the order tests/conftest.py gives (the two stacks'
+# selftests first, one on each worker). A VM under TCG keeps about one
+# core busy, so two fit the two cores. PYTEST_XDIST= runs them one after
+# the other.
+PYTEST_XDIST ?= -n 2 --dist loadgroup --no-loadscope-reorder
 
 .PHONY: help setup tree export check kernel qemu unit test bench soak outage arm-e2e arm-bench
 

@@ -22,20 +22,28 @@ VM_STACKS = [s for s in os.environ.get(
     "LAN743X_VM_STACKS", "net-next,6.12").split(",") if s]
 
 
-# make test's two xdist workers take a test file each, in this order
-# (Makefile PYTEST_XDIST): the selftests in the VM (~15 min, both stacks)
-# first, so that one worker runs them while the other runs everything
-# else; then a small file, the one xdist queues behind them on their
-# worker. Without xdist only the order changes.
+# make test's two xdist workers (Makefile PYTEST_XDIST: --dist loadgroup)
+# take a group of tests at a time, in this order: each stack's selftests
+# in the VM (the longest, ~9-15 min each) first, one to each worker; then
+# a small file, the unit xdist queues behind them; then the other files,
+# a group each (a file's tests share their module fixtures: the VM they
+# boot, the modules they build). Without xdist only the order changes.
 FIRST = ["test_selftests_vm.py", "test_check_parsing.py"]
 
 
 def pytest_collection_modifyitems(items):
-    """Order the test files as FIRST says; the rest keep their order."""
+    """Order the test files as FIRST says (the rest keep their order) and
+    give each test its xdist group: its file, or for the selftests in the
+    VM its file and stack."""
     def rank(item):
         name = Path(str(item.fspath)).name
         return FIRST.index(name) if name in FIRST else len(FIRST)
     items.sort(key=rank)
+    for item in items:
+        group = Path(str(item.fspath)).stem
+        if group == "test_selftests_vm":
+            group += "-" + item.callspec.params["stack"]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def run(cmd, **kw):

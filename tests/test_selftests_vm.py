@@ -7,13 +7,11 @@ run_kselftest.sh and a net.config, as kselftest CI and a board run them,
 with REMOTE_TYPE=netns (the ssh mode, LAN743X_REMOTE_MODES="netns ssh",
 is not in make test yet). The 6.12 stack runs each test file directly.
 
-The stacks run one after the other. LAN743X_SELFTESTS_PARALLEL=1 starts
-them side by side (one VM per stack, both on the first test's call): most
-of a run is traffic of fixed duration and waiting, but the timing-bound
-checks (napi.no_stranded_frame_after_flood's bursts, pp_alloc_fail) lost
-their margin when tried on a loaded host (2026-11-25: both modules'
-no_stranded_frame_after_flood "most of the bursts were lost", 6.12's
-pp_alloc_fail failed), so it is not the default.
+Under make test the two stacks' runs start first, one on each of the
+two pytest-xdist workers (tests/conftest.py), beside the other tests of
+the other worker. Without xdist they run one after the other, unless
+LAN743X_SELFTESTS_PARALLEL=1 starts them side by side (one VM per stack,
+both on the first test's call).
 
 Never skipped: QEMU, the kernel and the modules are built by the lab, so a
 failure to build any of them fails, as does any result other than expected.
