@@ -12,6 +12,7 @@
 # Prints "channels: PASS <what>" / "channels: FAIL <what>" and a summary;
 # exit status 0 only if every check passed. docs/set-channels.md has a run.
 set -u
+exec 2>&1	# one stream: the console interleaves two badly
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/klog.sh"
 
