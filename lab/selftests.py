@@ -30,6 +30,7 @@ the lan7430 model not available.
 """
 
 import argparse
+import fcntl
 import os
 import re
 import shutil
@@ -51,6 +52,14 @@ TREE_PATHS = ["tools/testing/selftests",
               "tools/scripts",
               "scripts/subarch.include"]
 TESTDIR = "tools/testing/selftests/drivers/net/lan743x"
+CACHE = Path(os.environ.get("LAN743X_LAB_CACHE",
+                            Path.home() / ".cache/lan743x-lab"))
+# What make install builds and installs (net/lib comes with them)
+TARGETS = ["drivers/net/hw", "drivers/net/lan743x"]
+# Our generic tests in drivers/net/hw (run_kselftest.sh -t each: no other
+# hw test runs); their results are named <file>.<case> as the lan743x
+# tests' are.
+HW_TESTS = "reconfig_traffic.py reconfig_alloc_fail.py"
 # The kernel's own generic driver tests (written upstream, not by us) run
 # after ours against each module, per base: relative to drivers/net.
 GENERIC = {
@@ -131,23 +140,99 @@ def prepare_tests(dest, tree=None):
     return dest / "tools/testing/selftests"
 
 
-def install_tests(ksft, dest):
-    """make install of the lan743x tests (and net/lib they import) to dest.
-
-    TEST_GEN_FILES= leaves out net/lib's BPF objects and C helpers, which
-    need clang and installed kernel headers the lab does not have; the
-    lan743x tests use none of them.
-    """
-    p = subprocess.run(["make", "-s", "-C", str(ksft),
-                        "TARGETS=drivers/net/lan743x net/lib",
-                        "TEST_GEN_FILES=", "install",
-                        f"INSTALL_PATH={dest}"], text=True,
-                       capture_output=True)
-    if p.returncode or not (dest / "run_kselftest.sh").exists() or \
-            not (dest / "drivers/net/lan743x").is_dir() or \
-            not (dest / "net/lib/py").is_dir():
-        die(f"make install of the selftests failed (rc {p.returncode}): "
+def kernel_headers():
+    """The base's UAPI headers (make headers_install), built once per base
+    version into the cache: the C helpers and BPF objects of
+    drivers/net/hw and net/lib include them from usr/include of the tree
+    (KHDR_INCLUDES), as kselftest CI builds them after make headers. The
+    stacks change no UAPI header."""
+    src = last_line(["bash", str(LAB / "kbuild.sh"), "srcrepo"],
+                    "base source repository")
+    ver = Path(src).name
+    hdr = CACHE / "ksft-headers" / ver
+    if (hdr / "usr/include/linux/netdev.h").exists():
+        return hdr / "usr/include"
+    shutil.rmtree(hdr, ignore_errors=True)
+    hdr.mkdir(parents=True)
+    p = subprocess.run(["make", "-s", "-C", src, f"O={hdr / 'obj'}",
+                        "headers_install", f"INSTALL_HDR_PATH={hdr / 'usr'}"],
+                       text=True, capture_output=True)
+    if p.returncode or not (hdr / "usr/include/linux/netdev.h").exists():
+        shutil.rmtree(hdr, ignore_errors=True)
+        die(f"make headers_install in {src} failed (rc {p.returncode}): "
             f"{(p.stdout + p.stderr)[-1500:]}")
+    shutil.rmtree(hdr / "obj", ignore_errors=True)
+    return hdr / "usr/include"
+
+
+def build_tree(ksft):
+    """A persistent copy of the extracted tree (per base) to build in.
+
+    make install of drivers/net/hw builds its C helpers, YNL programs and
+    BPF objects (and net/lib's), which takes minutes on this machine (the
+    YNL C code generator alone): the build tree keeps them from run to
+    run. The extraction is copied over it by content (rsync --checksum,
+    times kept: an unchanged file keeps its old time, a changed one is
+    newer than what was built from it), and Python, shell and Makefile
+    sources that are gone from the extraction are deleted, so that no
+    wildcard of a Makefile installs a stale file.
+    """
+    top = ksft.parents[2]
+    base = subprocess.run(["bash", "-c", f'. "{LAB}/common.sh" && '
+                           'echo "$LAB_BASE"'], text=True,
+                          capture_output=True).stdout.strip() or "base"
+    bt = CACHE / "ksft-build" / base
+    bt.mkdir(parents=True, exist_ok=True)
+    p = subprocess.run(["rsync", "-rlt", "--checksum", f"{top}/", f"{bt}/"],
+                       text=True, capture_output=True)
+    if p.returncode:
+        die(f"rsync of the selftests to {bt} failed: {p.stderr[-1000:]}")
+    for sub in TREE_PATHS:
+        d = bt / sub
+        if not d.is_dir():
+            continue
+        for f in d.rglob("*"):
+            if (f.suffix in (".py", ".sh", ".yaml", ".mk")
+                    or f.name in ("Makefile", "config", "settings")) \
+                    and f.is_file() and not (top / f.relative_to(bt)).exists():
+                f.unlink()
+    inc = bt / "usr/include"
+    if inc.is_symlink() or inc.exists():
+        if inc.is_symlink():
+            inc.unlink()
+        else:
+            shutil.rmtree(inc)
+    inc.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(kernel_headers(), inc, symlinks=True)
+    return bt / "tools/testing/selftests"
+
+
+def install_tests(ksft, dest):
+    """make install of our tests, as kselftest CI does: TARGETS
+    drivers/net/hw (its C helpers, YNL programs and BPF objects built
+    with clang against the base's headers) and drivers/net/lan743x, plus
+    net/lib (INSTALL_DEP_TARGETS). Built in build_tree(), installed to
+    dest."""
+    (CACHE / "ksft-build").mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "ksft-build" / ".lock", "w") as lock:
+        # two stacks on one base share the build tree: one at a time
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        bt = build_tree(ksft)
+        t = time.time()
+        p = subprocess.run(["make", "-s", "-C", str(bt),
+                            "TARGETS=" + " ".join(TARGETS), "install",
+                            f"INSTALL_PATH={dest}"], text=True,
+                           capture_output=True)
+    (dest.parent / "make-install.log").write_text(p.stdout + p.stderr)
+    progress(f"make install: rc {p.returncode}, {time.time() - t:.0f} s")
+    missing = [d for d in TARGETS + ["net/lib/py"]
+               if not (dest / d).is_dir()]
+    missing += [f"drivers/net/hw/{f}" for f in HW_TESTS.split()
+                if (bt / "drivers/net/hw" / f).exists()
+                and not (dest / "drivers/net/hw" / f).exists()]
+    if p.returncode or not (dest / "run_kselftest.sh").exists() or missing:
+        die(f"make install of the selftests failed (rc {p.returncode}, "
+            f"missing {missing}): {(p.stdout + p.stderr)[-1500:]}")
     return dest
 
 
@@ -259,6 +344,8 @@ def expected_for_modes(expected, modules, ksft, modes, ssh_mods):
     if mk.exists():
         progs = set(re.findall(r"^\s*(\w+)\.py", mk.read_text(),
                                re.MULTILINE))
+    progs |= {f[:-3] for f in HW_TESTS.split()
+              if (ksft / "drivers/net/hw" / f).exists()}
     for m in modules:
         keep = {}
         for t, v in expected.get(m, {}).items():
@@ -344,7 +431,8 @@ def main():
     runner = os.environ.get("LAN743X_RUNNER", runner)
     install = None
     if runner == "kselftest":
-        progress("make install of the selftests (TARGETS=drivers/net/lan743x)")
+        progress("make install of the selftests (TARGETS="
+                 f"{' '.join(TARGETS)})")
         install = install_tests(ksft, out / "install")
 
     # the guest may only write to the results dir: the modules go there too
@@ -371,6 +459,7 @@ def main():
                                                  modes)
     env["LAN743X_SSH_MODULES"] = os.environ.get("LAN743X_SSH_MODULES",
                                                 ssh_mods)
+    env["LAN743X_HW_TESTS"] = os.environ.get("LAN743X_HW_TESTS", HW_TESTS)
     env["LAN743X_GENERIC"] = os.environ.get("LAN743X_GENERIC",
                                             GENERIC.get(base, ""))
     guest = ["bash", str(LAB / "guest" / "selftests.sh"), "--tests",
