@@ -50,7 +50,15 @@ TREE_PATHS = ["tools/testing/selftests",
               "Documentation/netlink/specs",
               # what the kselftest Makefile includes (make install)
               "tools/scripts",
-              "scripts/subarch.include"]
+              "scripts/subarch.include",
+              # what make install of drivers/net/hw builds with: ynl's C
+              # library includes family headers from include/uapi and
+              # its generator looks for MAINTAINERS to find the tree's
+              # top (without it, it loops forever); libbpf generates
+              # its helper definitions with scripts/bpf_doc.py
+              "include/uapi",
+              "scripts/bpf_doc.py",
+              "MAINTAINERS"]
 TESTDIR = "tools/testing/selftests/drivers/net/lan743x"
 CACHE = Path(os.environ.get("LAN743X_LAB_CACHE",
                             Path.home() / ".cache/lan743x-lab"))
@@ -421,6 +429,8 @@ def main():
     stack = os.environ.get("STACK", "net-next")
     out = Path(args.out or ROOT / "results" /
                time.strftime(f"selftests-{stack}-%Y%m%d-%H%M%S"))
+    # absolute: git apply runs in it, bounded by GIT_CEILING_DIRECTORIES
+    out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     progress(f"results in {out}")
     ksft = prepare_tests(out / "tests", args.tree)
