@@ -79,7 +79,7 @@ GENERIC = {
 # run_kselftest.sh, in the remote modes given) or "direct" (each file run
 # by itself, netns only: the 6.12 stack keeps the way its expected results
 # were taken).
-RUNNER = {"6.12": ("direct", "netns", ""),
+RUNNER = {"6.12": ("kselftest", "netns", "series"),
           "7.3": ("kselftest", "netns", "series")}
 KTAP = re.compile(r"^\s*(not )?ok \d+ (\S+)(?:\s+#\s*(\w+)?(.*))?$")
 # a test program's own line in run_kselftest.sh's output
