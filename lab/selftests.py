@@ -10,16 +10,18 @@ lab/selftests-expected/<stack>.txt: any result other than the expected one
 (a new failure, an expected failure that passes, a skip, a missing test)
 fails the run.
 
-On the 7.3 base (net, net-next stacks) the tests are installed the way
-kselftest CI and a board install them (make -C tools/testing/selftests
-TARGETS="drivers/net/lan743x net/lib" install INSTALL_PATH=...) and run
-with the install's run_kselftest.sh and a net.config, with
-REMOTE_TYPE=netns; LAN743X_REMOTE_MODES="netns ssh" adds a pass with
+On both bases the tests are installed the way kselftest CI and a board
+install them (make -C tools/testing/selftests TARGETS="drivers/net/hw
+drivers/net/lan743x" install INSTALL_PATH=..., which builds hw's and
+net/lib's C helpers and BPF objects with clang against the base's
+headers) and run with the install's run_kselftest.sh (-c
+drivers/net/lan743x and -t for each of our hw tests, HW_TESTS) and a
+net.config, with REMOTE_TYPE=netns; LAN743X_REMOTE_MODES="netns ssh" adds a pass with
 REMOTE_TYPE=ssh (an sshd in the peer's namespace; results named
 ssh.<test>, expected in the same file; see docs/selftests-v2.md), for
 the modules in LAN743X_SSH_MODULES (default: series). The expected
 results of a mode that does not run (for a module) are not asked for.
-LAN743X_RUNNER=direct runs each test file directly instead (as on 6.12).
+LAN743X_RUNNER=direct runs each test file directly instead.
 
 The tests come from base + the selftest parts of patches/ (or --tree, a
 kernel tree such as build/linux), copied into the results directory with
