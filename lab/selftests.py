@@ -10,16 +10,18 @@ lab/selftests-expected/<stack>.txt: any result other than the expected one
 (a new failure, an expected failure that passes, a skip, a missing test)
 fails the run.
 
-On the 7.3 base (net, net-next stacks) the tests are installed the way
-kselftest CI and a board install them (make -C tools/testing/selftests
-TARGETS="drivers/net/lan743x net/lib" install INSTALL_PATH=...) and run
-with the install's run_kselftest.sh and a net.config, with
-REMOTE_TYPE=netns; LAN743X_REMOTE_MODES="netns ssh" adds a pass with
+On both bases the tests are installed the way kselftest CI and a board
+install them (make -C tools/testing/selftests TARGETS="drivers/net/hw
+drivers/net/lan743x" install INSTALL_PATH=..., which builds hw's and
+net/lib's C helpers and BPF objects with clang against the base's
+headers) and run with the install's run_kselftest.sh (-c
+drivers/net/lan743x and -t for each of our hw tests, HW_TESTS) and a
+net.config, with REMOTE_TYPE=netns; LAN743X_REMOTE_MODES="netns ssh" adds a pass with
 REMOTE_TYPE=ssh (an sshd in the peer's namespace; results named
 ssh.<test>, expected in the same file; see docs/selftests-v2.md), for
 the modules in LAN743X_SSH_MODULES (default: series). The expected
 results of a mode that does not run (for a module) are not asked for.
-LAN743X_RUNNER=direct runs each test file directly instead (as on 6.12).
+LAN743X_RUNNER=direct runs each test file directly instead.
 
 The tests come from base + the selftest parts of patches/ (or --tree, a
 kernel tree such as build/linux), copied into the results directory with
@@ -30,6 +32,7 @@ the lan7430 model not available.
 """
 
 import argparse
+import fcntl
 import os
 import re
 import shutil
@@ -49,8 +52,24 @@ TREE_PATHS = ["tools/testing/selftests",
               "Documentation/netlink/specs",
               # what the kselftest Makefile includes (make install)
               "tools/scripts",
-              "scripts/subarch.include"]
+              "scripts/subarch.include",
+              # what make install of drivers/net/hw builds with: ynl's C
+              # library includes family headers from include/uapi and
+              # its generator looks for MAINTAINERS to find the tree's
+              # top (without it, it loops forever); libbpf generates
+              # its helper definitions with scripts/bpf_doc.py
+              "include/uapi",
+              "scripts/bpf_doc.py",
+              "MAINTAINERS"]
 TESTDIR = "tools/testing/selftests/drivers/net/lan743x"
+CACHE = Path(os.environ.get("LAN743X_LAB_CACHE",
+                            Path.home() / ".cache/lan743x-lab"))
+# What make install builds and installs (net/lib comes with them)
+TARGETS = ["drivers/net/hw", "drivers/net/lan743x"]
+# Our generic tests in drivers/net/hw (run_kselftest.sh -t each: no other
+# hw test runs); their results are named <file>.<case> as the lan743x
+# tests' are.
+HW_TESTS = "reconfig_traffic.py reconfig_alloc_fail.py"
 # The kernel's own generic driver tests (written upstream, not by us) run
 # after ours against each module, per base: relative to drivers/net.
 GENERIC = {
@@ -62,7 +81,7 @@ GENERIC = {
 # run_kselftest.sh, in the remote modes given) or "direct" (each file run
 # by itself, netns only: the 6.12 stack keeps the way its expected results
 # were taken).
-RUNNER = {"6.12": ("direct", "netns", ""),
+RUNNER = {"6.12": ("kselftest", "netns", "series"),
           "7.3": ("kselftest", "netns", "series")}
 KTAP = re.compile(r"^\s*(not )?ok \d+ (\S+)(?:\s+#\s*(\w+)?(.*))?$")
 # a test program's own line in run_kselftest.sh's output
@@ -131,23 +150,99 @@ def prepare_tests(dest, tree=None):
     return dest / "tools/testing/selftests"
 
 
-def install_tests(ksft, dest):
-    """make install of the lan743x tests (and net/lib they import) to dest.
-
-    TEST_GEN_FILES= leaves out net/lib's BPF objects and C helpers, which
-    need clang and installed kernel headers the lab does not have; the
-    lan743x tests use none of them.
-    """
-    p = subprocess.run(["make", "-s", "-C", str(ksft),
-                        "TARGETS=drivers/net/lan743x net/lib",
-                        "TEST_GEN_FILES=", "install",
-                        f"INSTALL_PATH={dest}"], text=True,
-                       capture_output=True)
-    if p.returncode or not (dest / "run_kselftest.sh").exists() or \
-            not (dest / "drivers/net/lan743x").is_dir() or \
-            not (dest / "net/lib/py").is_dir():
-        die(f"make install of the selftests failed (rc {p.returncode}): "
+def kernel_headers():
+    """The base's UAPI headers (make headers_install), built once per base
+    version into the cache: the C helpers and BPF objects of
+    drivers/net/hw and net/lib include them from usr/include of the tree
+    (KHDR_INCLUDES), as kselftest CI builds them after make headers. The
+    stacks change no UAPI header."""
+    src = last_line(["bash", str(LAB / "kbuild.sh"), "srcrepo"],
+                    "base source repository")
+    ver = Path(src).name
+    hdr = CACHE / "ksft-headers" / ver
+    if (hdr / "usr/include/linux/netdev.h").exists():
+        return hdr / "usr/include"
+    shutil.rmtree(hdr, ignore_errors=True)
+    hdr.mkdir(parents=True)
+    p = subprocess.run(["make", "-s", "-C", src, f"O={hdr / 'obj'}",
+                        "headers_install", f"INSTALL_HDR_PATH={hdr / 'usr'}"],
+                       text=True, capture_output=True)
+    if p.returncode or not (hdr / "usr/include/linux/netdev.h").exists():
+        shutil.rmtree(hdr, ignore_errors=True)
+        die(f"make headers_install in {src} failed (rc {p.returncode}): "
             f"{(p.stdout + p.stderr)[-1500:]}")
+    shutil.rmtree(hdr / "obj", ignore_errors=True)
+    return hdr / "usr/include"
+
+
+def build_tree(ksft):
+    """A persistent copy of the extracted tree (per base) to build in.
+
+    make install of drivers/net/hw builds its C helpers, YNL programs and
+    BPF objects (and net/lib's), which takes minutes on this machine (the
+    YNL C code generator alone): the build tree keeps them from run to
+    run. The extraction is copied over it by content (rsync --checksum,
+    times kept: an unchanged file keeps its old time, a changed one is
+    newer than what was built from it), and Python, shell and Makefile
+    sources that are gone from the extraction are deleted, so that no
+    wildcard of a Makefile installs a stale file.
+    """
+    top = ksft.parents[2]
+    base = subprocess.run(["bash", "-c", f'. "{LAB}/common.sh" && '
+                           'echo "$LAB_BASE"'], text=True,
+                          capture_output=True).stdout.strip() or "base"
+    bt = CACHE / "ksft-build" / base
+    bt.mkdir(parents=True, exist_ok=True)
+    p = subprocess.run(["rsync", "-rlt", "--checksum", f"{top}/", f"{bt}/"],
+                       text=True, capture_output=True)
+    if p.returncode:
+        die(f"rsync of the selftests to {bt} failed: {p.stderr[-1000:]}")
+    for sub in TREE_PATHS:
+        d = bt / sub
+        if not d.is_dir():
+            continue
+        for f in d.rglob("*"):
+            if (f.suffix in (".py", ".sh", ".yaml", ".mk")
+                    or f.name in ("Makefile", "config", "settings")) \
+                    and f.is_file() and not (top / f.relative_to(bt)).exists():
+                f.unlink()
+    inc = bt / "usr/include"
+    if inc.is_symlink() or inc.exists():
+        if inc.is_symlink():
+            inc.unlink()
+        else:
+            shutil.rmtree(inc)
+    inc.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(kernel_headers(), inc, symlinks=True)
+    return bt / "tools/testing/selftests"
+
+
+def install_tests(ksft, dest):
+    """make install of our tests, as kselftest CI does: TARGETS
+    drivers/net/hw (its C helpers, YNL programs and BPF objects built
+    with clang against the base's headers) and drivers/net/lan743x, plus
+    net/lib (INSTALL_DEP_TARGETS). Built in build_tree(), installed to
+    dest."""
+    (CACHE / "ksft-build").mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "ksft-build" / ".lock", "w") as lock:
+        # two stacks on one base share the build tree: one at a time
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        bt = build_tree(ksft)
+        t = time.time()
+        p = subprocess.run(["make", "-s", "-C", str(bt),
+                            "TARGETS=" + " ".join(TARGETS), "install",
+                            f"INSTALL_PATH={dest}"], text=True,
+                           capture_output=True)
+    (dest.parent / "make-install.log").write_text(p.stdout + p.stderr)
+    progress(f"make install: rc {p.returncode}, {time.time() - t:.0f} s")
+    missing = [d for d in TARGETS + ["net/lib/py"]
+               if not (dest / d).is_dir()]
+    missing += [f"drivers/net/hw/{f}" for f in HW_TESTS.split()
+                if (bt / "drivers/net/hw" / f).exists()
+                and not (dest / "drivers/net/hw" / f).exists()]
+    if p.returncode or not (dest / "run_kselftest.sh").exists() or missing:
+        die(f"make install of the selftests failed (rc {p.returncode}, "
+            f"missing {missing}): {(p.stdout + p.stderr)[-1500:]}")
     return dest
 
 
@@ -259,6 +354,8 @@ def expected_for_modes(expected, modules, ksft, modes, ssh_mods):
     if mk.exists():
         progs = set(re.findall(r"^\s*(\w+)\.py", mk.read_text(),
                                re.MULTILINE))
+    progs |= {f[:-3] for f in HW_TESTS.split()
+              if (ksft / "drivers/net/hw" / f).exists()}
     for m in modules:
         keep = {}
         for t, v in expected.get(m, {}).items():
@@ -334,6 +431,8 @@ def main():
     stack = os.environ.get("STACK", "net-next")
     out = Path(args.out or ROOT / "results" /
                time.strftime(f"selftests-{stack}-%Y%m%d-%H%M%S"))
+    # absolute: git apply runs in it, bounded by GIT_CEILING_DIRECTORIES
+    out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     progress(f"results in {out}")
     ksft = prepare_tests(out / "tests", args.tree)
@@ -344,7 +443,8 @@ def main():
     runner = os.environ.get("LAN743X_RUNNER", runner)
     install = None
     if runner == "kselftest":
-        progress("make install of the selftests (TARGETS=drivers/net/lan743x)")
+        progress("make install of the selftests (TARGETS="
+                 f"{' '.join(TARGETS)})")
         install = install_tests(ksft, out / "install")
 
     # the guest may only write to the results dir: the modules go there too
@@ -371,6 +471,7 @@ def main():
                                                  modes)
     env["LAN743X_SSH_MODULES"] = os.environ.get("LAN743X_SSH_MODULES",
                                                 ssh_mods)
+    env["LAN743X_HW_TESTS"] = os.environ.get("LAN743X_HW_TESTS", HW_TESTS)
     env["LAN743X_GENERIC"] = os.environ.get("LAN743X_GENERIC",
                                             GENERIC.get(base, ""))
     guest = ["bash", str(LAB / "guest" / "selftests.sh"), "--tests",

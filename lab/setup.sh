@@ -18,6 +18,7 @@ APT_PKGS=(
 	pkg-config libcap-ng-dev libattr1-dev
 	qemu-system-x86 qemu-system-data seabios ipxe-qemu
 	openssh-server openssh-client
+	clang python3-jsonschema
 )
 
 missing=()

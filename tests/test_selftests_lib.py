@@ -1,8 +1,9 @@
 """Host-side checks of the selftest pieces that no VM run reaches on purpose
 (seconds, no VM):
 
-- the lan743x selftests' iperf3_result() (lib/py/lan743x.py, as patch 9
-  of the net-next stack creates it): an iperf3 JSON without a result (the
+- the selftests' iperf3_result() (drivers/net/hw/lib/py/reconfig.py, as
+  the net-next stack's hw selftests patch creates it; the lan743x tests
+  import it from there): an iperf3 JSON without a result (the
   UDP flood of napi.irq_rearm had no "sum" with a broken module) is a
   failure with a message, no KeyError; a TCP and a UDP result are read;
 - lab/selftests.py: the results of a remote mode that does not run are
@@ -21,7 +22,7 @@ from conftest import LAB, ROOT
 sys.path.insert(0, str(LAB))
 import selftests
 
-LIB = "tools/testing/selftests/drivers/net/lan743x/lib/py/lan743x.py"
+LIB = "tools/testing/selftests/drivers/net/hw/lib/py/reconfig.py"
 
 
 def new_file_from_patch(patch, path):
@@ -40,11 +41,11 @@ def new_file_from_patch(patch, path):
 
 @pytest.fixture(scope="module")
 def lan743x_lib(tmp_path_factory):
-    """lib/py/lan743x.py of the net-next patches, its imports stubbed."""
+    """hw/lib/py/reconfig.py of the net-next patches, imports stubbed."""
     # the patch that adds the selftests (its number moves with the series)
     patch = next(p for p in sorted((ROOT / "patches/net-next").glob("0*.patch"))
                  if f"diff --git a/{LIB} " in p.read_text())
-    src = tmp_path_factory.mktemp("lib") / "lan743x.py"
+    src = tmp_path_factory.mktemp("lib") / "reconfig.py"
     src.write_text(new_file_from_patch(patch, LIB))
     printed = []
     stubs = {"net": None, "net.lib": None, "drivers": None,
@@ -52,8 +53,8 @@ def lan743x_lib(tmp_path_factory):
     net_py = types.ModuleType("net.lib.py")
     net_py.KsftSkipEx = type("KsftSkipEx", (Exception,), {})
     net_py.ksft_pr = lambda *a: printed.append(" ".join(map(str, a)))
-    for n in ("cmd", "defer", "ethtool", "ip", "rand_port",
-              "wait_port_listen"):
+    for n in ("cmd", "defer", "ethtool", "ip", "ksft_eq", "ksft_true",
+              "rand_port", "wait_port_listen"):
         setattr(net_py, n, None)
     drv_py = types.ModuleType("drivers.net.lib.py")
     drv_py.NetDrvEpEnv = type("NetDrvEpEnv", (), {})

@@ -28,8 +28,11 @@
 #                else the kernel's own module (modprobe).
 #   env: LAN743X_MODDIR (dir with lib/modules/<ver> for the module's
 #        dependencies, set by lab/vm.sh from MODDIR), LAN743X_PEER_MAC,
-#        LAN743X_TESTS (space list of test files, default all in Makefile,
+#        LAN743X_TESTS (space list of test files, default all in Makefile
+#        and LAN743X_HW_TESTS; hw/FILE names one of drivers/net/hw;
 #        "none": only the generic tests below),
+#        LAN743X_HW_TESTS (space list of our tests in drivers/net/hw,
+#        run with -t each after -c drivers/net/lan743x: no other hw test),
 #        LAN743X_GENERIC (space list of the kernel's own generic driver
 #        tests, relative to drivers/net, e.g. "ping.py hw/pp_alloc_fail.py";
 #        each one that exists in the tree runs after ours, KTAP in
@@ -79,6 +82,9 @@ programs() {
 		return
 	fi
 	sed -n '/^TEST_PROGS/,/^\s*#/p' "$DIR/Makefile" | grep -o '[a-z0-9_]*\.py'
+	for t in ${LAN743X_HW_TESTS:-}; do
+		[ ! -f "$TESTS/drivers/net/hw/$t" ] || echo "hw/$t"
+	done
 }
 
 ssh_setup() {	# an sshd in the peer's namespace, a key and a client config
@@ -150,7 +156,7 @@ ssh_teardown() {
 }
 
 ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
-	local mode=$1 name=$2 dut=$3 conf=$INSTALL/drivers/net/lan743x/net.config
+	local mode=$1 name=$2 dut=$3 d
 	local args=() t path=$PATH
 	case "$mode" in
 	netns) ;;
@@ -159,19 +165,33 @@ ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
 	     path=$SSHDIR/bin:$PATH ;;
 	*) log "unknown remote mode $mode"; return ;;
 	esac
-	{
-		echo "# written by lab/guest/selftests.sh ($mode mode)"
-		echo "NETIF=$dut"
-		echo "LOCAL_V4=$LOCAL_V4"
-		echo "REMOTE_V4=$REMOTE_V4"
-		echo "REMOTE_TYPE=$mode"
-		if [ "$mode" = ssh ]; then echo "REMOTE_ARGS=root@$REMOTE_V4"
-		else echo "REMOTE_ARGS=$NS"; fi
-	} >"$conf"
+	# the same net.config next to the lan743x tests and our hw tests
+	for d in lan743x hw; do
+		{
+			echo "# written by lab/guest/selftests.sh ($mode mode)"
+			echo "NETIF=$dut"
+			echo "LOCAL_V4=$LOCAL_V4"
+			echo "REMOTE_V4=$REMOTE_V4"
+			echo "REMOTE_TYPE=$mode"
+			if [ "$mode" = ssh ]; then echo "REMOTE_ARGS=root@$REMOTE_V4"
+			else echo "REMOTE_ARGS=$NS"; fi
+		} >"$INSTALL/drivers/net/$d/net.config"
+	done
 	if [ -n "${LAN743X_TESTS:-}" ]; then
-		for t in $LAN743X_TESTS; do args+=(-t "drivers/net/lan743x:$t"); done
+		# hw/FILE: one of our drivers/net/hw tests; FILE: a lan743x one
+		for t in $LAN743X_TESTS; do
+			case $t in
+			hw/*) args+=(-t "drivers/net/hw:${t#hw/}") ;;
+			*) args+=(-t "drivers/net/lan743x:$t") ;;
+			esac
+		done
 	else
+		# only our tests of drivers/net/hw, never its others
 		args=(-c drivers/net/lan743x)
+		for t in ${LAN743X_HW_TESTS:-}; do
+			[ -f "$INSTALL/drivers/net/hw/$t" ] &&
+				args+=(-t "drivers/net/hw:$t")
+		done
 	fi
 	log "module $name: run_kselftest.sh ${args[*]} ($mode)"
 	echo "# module $name: run_kselftest.sh ${args[*]}, REMOTE_TYPE=$mode"
@@ -188,7 +208,7 @@ ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
 	echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/ksft-$mode.ktap"
 	log "module $name: run_kselftest.sh ($mode) took $((SECONDS - t)) s"
 	[ "$mode" != ssh ] || cp "$SSHDIR/sshd.log" "$OUT/$name/sshd.log" 2>/dev/null
-	rm -f "$conf"
+	rm -f "$INSTALL/drivers/net/lan743x/net.config" "$INSTALL/drivers/net/hw/net.config"
 }
 
 # The body is a function, parsed whole before it runs: the script can be
@@ -243,10 +263,12 @@ for m in "${MODS[@]}"; do
 		log "module $name: $t"
 		echo "# module $name: $t"
 		t0=$SECONDS
-		(cd "$DIR" && NETIF=$dut LOCAL_V4=$LOCAL_V4 REMOTE_V4=$REMOTE_V4 \
+		case $t in hw/*) tdir=$TESTS/drivers/net/hw ;; *) tdir=$DIR ;; esac
+		(cd "$tdir" && NETIF=$dut LOCAL_V4=$LOCAL_V4 REMOTE_V4=$REMOTE_V4 \
 			REMOTE_TYPE=netns REMOTE_ARGS=$NS \
-			timeout -k 10 900 python3 "./$t") 2>&1 | tee "$OUT/$name/${t%.py}.ktap"
-		echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/${t%.py}.ktap"
+			timeout -k 10 900 python3 "./${t#hw/}") 2>&1 |
+			tee "$OUT/$name/$(basename "${t%.py}").ktap"
+		echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/$(basename "${t%.py}").ktap"
 		log "module $name: $t took $((SECONDS - t0)) s"
 	done
 	# the kernel's own generic driver tests, written upstream, not by us
