@@ -1,10 +1,13 @@
-"""The fixes of patches/net/ (the `net` stack on Linux 7.3) against the
-LAN7430 model, in one VM boot of the stack's guest kernel.
+"""The fixes of patches/net/ against the LAN7430 model, in one VM boot per
+base: on Linux 7.3 (the `net` stack: base + patches/net/) and on 6.12
+(the backport, whose first three patches are the same fixes: base +
+patches/6.12/ 1-3, so that the stable backport is tested on its own).
 
-The module under test is the stack's (`lab/kbuild.sh module guest series`,
-base + patches/net/) unless LAN743X_NET_FIXES_MODULE=base selects the
-upstream 7.3 module (`... module guest base`): every test below must pass
-with the fixes and fail without them, which that setting shows.
+The module under test has the fixes (`lab/kbuild.sh module guest series`
+for net, `... series:3` for 6.12) unless LAN743X_NET_FIXES_MODULE=base
+selects the base's unmodified module (`... module guest base`): every test
+below must pass with the fixes and fail without them, which that setting
+shows.
 
 * test_ext_missing_keeps_the_ring (patch "don't lose an RX descriptor on a
   missing extension"): the model's `ext-missing` fault sets EXT in the
@@ -32,9 +35,10 @@ with the fixes and fail without them, which that setting shows.
 Neighbours are static and IPv6 is off on both ends, so the only frames the
 DUT receives are the replies to what the tests send.
 
-Kernel and modules come from the lab (vm_inputs("net"), lab_built); for a
+Kernel and modules come from the lab (vm_inputs(stack), lab_built); for a
 run with a kernel built outside the lab, LAN743X_NET_FIXES_OBJ=<kernel
-build dir with mods/> and LAN743X_NET_FIXES_KO=<lan743x.ko> override them.
+build dir with mods/> and LAN743X_NET_FIXES_KO=<lan743x.ko> override them
+(LAN743X_NET_FIXES_STACKS=net runs one base only).
 """
 import os
 import re
@@ -48,8 +52,12 @@ from conftest import ROOT, lab_built, qemu_build, stack_env, vm_inputs
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import VM, VMError  # noqa: E402
 
-STACK = "net"
-MODULE = os.environ.get("LAN743X_NET_FIXES_MODULE", "series")
+#: stack -> the module with the fixes: the net stack is the three fixes;
+#: the 6.12 backport starts with them
+FIXED = {"net": "series", "6.12": "series:3"}
+STACKS = [s for s in os.environ.get("LAN743X_NET_FIXES_STACKS",
+                                    "net,6.12").split(",") if s]
+MODULE = os.environ.get("LAN743X_NET_FIXES_MODULE", "")
 PINGS = 200         # > RX ring size (128): the ring wraps around the fault
 BAD_DMESG = re.compile(r"WARNING|BUG|DMA-API|Call Trace|refcount_t|"
                        r"general protection|use-after-free", re.I)
@@ -80,25 +88,27 @@ for i in $(seq 100); do [ "$(cat /sys/class/net/$D/carrier)" = 1 ] && break; sle
 '''
 
 
-def modules(env):
-    """(kernel build dir, lan743x.ko under test)"""
+def modules(stack, module):
+    """(QEMU, kernel build dir, lan743x.ko under test)"""
     obj = os.environ.get("LAN743X_NET_FIXES_OBJ")
     if obj:
         qemu = qemu_build()
     else:
-        qemu, obj = vm_inputs(STACK)
+        qemu, obj = vm_inputs(stack)
     ko = os.environ.get("LAN743X_NET_FIXES_KO")
     if not ko:
-        ko = lab_built(f"the {STACK} stack's lan743x module ({MODULE})",
-                       ["bash", "lab/kbuild.sh", "module", "guest", MODULE],
-                       env=env)
+        ko = lab_built(f"the {stack} stack's lan743x module ({module})",
+                       ["bash", "lab/kbuild.sh", "module", "guest", module],
+                       env=stack_env(stack))
     return qemu, obj, ko
 
 
-@pytest.fixture(scope="module")
-def vm():
-    qemu, obj, ko = modules(stack_env(STACK))
-    print("module under test (%s): %s" % (MODULE, ko))
+@pytest.fixture(scope="module", params=STACKS)
+def vm(request):
+    stack = request.param
+    module = MODULE or FIXED[stack]
+    qemu, obj, ko = modules(stack, module)
+    print("%s: module under test (%s): %s" % (stack, module, ko))
     try:
         v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
                mods=f"{obj}/mods", ko=ko)
