@@ -35,6 +35,7 @@ import re
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 LAB = Path(__file__).resolve().parent
@@ -245,15 +246,21 @@ class Checker:
             if key.exists():
                 diags += [tuple(d) for d in json.loads(key.read_text())]
                 continue
+            scripts = [s for s in self.cocci_scripts()
+                       if "virtual report" in s.read_text(errors="replace")]
+
+            def spatch(script, f=f):
+                return run(["spatch", "-D", "report", "--very-quiet",
+                            "--no-show-diff", "--no-includes",
+                            "--include-headers", "--timeout", "60",
+                            "--cocci-file", str(script), f],
+                           cwd=self.src)[1]
+            # spatch is single-threaded: one script per core at a time,
+            # the reports kept in the scripts' order
+            with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+                outs = list(pool.map(spatch, scripts))
             fd = []
-            for s in self.cocci_scripts():
-                text = s.read_text(errors="replace")
-                if "virtual report" not in text:
-                    continue
-                _, out = run(["spatch", "-D", "report", "--very-quiet",
-                              "--no-show-diff", "--no-includes",
-                              "--include-headers", "--timeout", "60",
-                              "--cocci-file", str(s), f], cwd=self.src)
+            for s, out in zip(scripts, outs):
                 for d in parse_diags(out, self.src, only=None):
                     fd.append((d[0], d[1], f"{s.name}: {d[2]}"))
             key.write_text(json.dumps(fd))
