@@ -4,13 +4,14 @@ PY ?= python3
 CHECKS ?=
 PATCHES ?=
 STACK ?=
-# make test runs the tests on two pytest-xdist workers, a group of tests
-# (a test file; the selftests in the VM one group per stack) to a worker
-# at a time, in the order tests/conftest.py gives (the two stacks'
-# selftests first, one on each worker). A VM under TCG keeps about one
-# core busy, so two fit the two cores. PYTEST_XDIST= runs them one after
-# the other.
-PYTEST_XDIST ?= -n 2 --dist loadgroup --no-loadscope-reorder
+# make test runs the tests on two pytest-xdist workers, a test file to a
+# worker at a time (--dist loadfile: a file's tests share its module
+# fixtures, the VM they boot and its state), in the order
+# tests/conftest.py gives: the selftests in the VM (both stacks, one after
+# the other) first on one worker, the other files on the other. A VM
+# under TCG keeps about one core busy, so two fit the two cores.
+# PYTEST_XDIST= runs them one after the other.
+PYTEST_XDIST ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 .PHONY: help setup tree export check kernel qemu unit test bench soak outage arm-e2e arm-bench
 

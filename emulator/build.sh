@@ -79,6 +79,40 @@ if [ -n "$VER" ] && [ -z "${LAN743X_BUILD_FORCE:-}" ]; then
     fi
 fi
 
+# ---- one build at a time -----------------------------------------------
+# Taken before apt: two cold builds at once (make test's two xdist workers)
+# ran apt-get update together, and the second failed on apt's lists lock.
+# Every clone of the lab (and both targets) copies its emulator sources into
+# the same tree: without a lock, another clone's copy made during our ninja
+# run links a binary from two versions (seen: lan7430.c of one clone, the
+# trace events of another -> undefined trace_lan743x_* at link time).
+mkdir -p "$CACHE/src"
+exec 8>"$CACHE/src/qemu-build.lock"
+if ! flock -n 8; then
+    log "waiting for another QEMU build"
+    flock 8
+    # the other build may have made ours
+    VER=$(cat "$CACHE/src/.last-version" 2>/dev/null || true)
+    if [ -n "$VER" ] && [ -z "${LAN743X_BUILD_FORCE:-}" ]; then
+        KEY=$(input_hash "$VER")
+        if [ -x "$CACHE/qemu/$KEY/$BIN" ]; then
+            echo "$CACHE/qemu/$KEY/$BIN"
+            exit 0
+        fi
+    fi
+fi
+
+# apt's own lock may be held by something else (a package install): wait
+apt_update() {
+    local i
+    for i in 1 2 3 4 5 6; do
+        apt-get update -qq >&2 && return 0
+        log "apt-get update failed (try $i of 6; apt busy?): retrying in 10 s"
+        sleep 10
+    done
+    return 1
+}
+
 # ---- deb-src -------------------------------------------------------------
 SRCLIST=/etc/apt/sources.list.d/lan743x-lab-src.sources
 if ! apt-cache showsrc qemu >/dev/null 2>&1 || [ -z "$(apt-cache showsrc qemu 2>/dev/null)" ]; then
@@ -94,7 +128,7 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOS
     fi
     log "apt-get update"
-    apt-get update -qq >&2 || die "apt-get update failed"
+    apt_update || die "apt-get update failed"
 fi
 VER=$(src_version)
 [ -n "$VER" ] || die "cannot determine qemu source package version (deb-src?)"
@@ -106,18 +140,6 @@ if [ -x "$OUT/$BIN" ] && [ -z "${LAN743X_BUILD_FORCE:-}" ]; then
     echo "$OUT/$BIN"; exit 0
 fi
 log "qemu source $VER, key $KEY, target $TARGET"
-
-# ---- one build at a time in the shared source tree -------------------------
-# Every clone of the lab (and both targets) copies its emulator sources into
-# the same tree: without a lock, another clone's copy made during our ninja
-# run links a binary from two versions (seen: lan7430.c of one clone, the
-# trace events of another -> undefined trace_lan743x_* at link time).
-mkdir -p "$CACHE/src"
-exec 8>"$CACHE/src/qemu-build.lock"
-if ! flock -n 8; then
-    log "waiting for another QEMU build in the shared source tree"
-    flock 8
-fi
 
 # ---- source tree (one per qemu version, reused for incremental builds) ---
 SRCROOT="$CACHE/src/$(echo "$VER" | tr ':~+' '___')"

@@ -22,28 +22,25 @@ VM_STACKS = [s for s in os.environ.get(
     "LAN743X_VM_STACKS", "net-next,6.12").split(",") if s]
 
 
-# make test's two xdist workers (Makefile PYTEST_XDIST: --dist loadgroup)
-# take a group of tests at a time, in this order: each stack's selftests
-# in the VM (the longest, ~9-15 min each) first, one to each worker; then
-# a small file, the unit xdist queues behind them; then the other files,
-# a group each (a file's tests share their module fixtures: the VM they
-# boot, the modules they build). Without xdist only the order changes.
+# make test's two xdist workers (Makefile PYTEST_XDIST: --dist loadfile)
+# take a test file at a time, in this order: the selftests in the VM (both
+# stacks, ~9-15 min each) first, then the small unit files, then the rest
+# (a file's tests share their module fixtures: the VM they boot, the
+# modules they build, and the state one test leaves for the next). Not
+# --dist loadgroup: pytest-xdist 3.8 marks a group by rewriting
+# item._nodeid, which pytest 9 no longer reads (nodeid comes from
+# item._id), so every group was ignored and a file's tests ran on both
+# workers, each booting its own VM and finding the other's state missing.
+# Without xdist only the order changes.
 FIRST = ["test_selftests_vm.py", "test_check_parsing.py"]
 
 
 def pytest_collection_modifyitems(items):
-    """Order the test files as FIRST says (the rest keep their order) and
-    give each test its xdist group: its file, or for the selftests in the
-    VM its file and stack."""
+    """Order the test files as FIRST says (the rest keep their order)."""
     def rank(item):
         name = Path(str(item.fspath)).name
         return FIRST.index(name) if name in FIRST else len(FIRST)
     items.sort(key=rank)
-    for item in items:
-        group = Path(str(item.fspath)).stem
-        if group == "test_selftests_vm":
-            group += "-" + item.callspec.params["stack"]
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def run(cmd, **kw):
