@@ -49,7 +49,18 @@ T0 = time.time()
 # what the tests import, relative to the kernel tree
 TREE_PATHS = ["tools/testing/selftests",
               "tools/net/ynl",
-              "Documentation/netlink/specs",
+              # the families' specs and the schemas ynl's generator
+              # validates them with (genetlink*.yaml, one level up)
+              "Documentation/netlink",
+              # libbpf (net/bpf.mk builds it for the hw BPF objects):
+              # its sources, the tools' copies of the UAPI headers, the
+              # build helpers and per-arch headers it includes. A lab
+              # cache grown from an earlier, fuller extraction had them;
+              # a fresh machine does not (make install failed there)
+              "tools/lib",
+              "tools/include",
+              "tools/build",
+              "tools/arch",
               # what the kselftest Makefile includes (make install)
               "tools/scripts",
               "scripts/subarch.include",
