@@ -70,14 +70,18 @@ input_hash() {
 }
 
 # ---- fast path: warm cache ----------------------------------------------
-VER=$(cat "$CACHE/src/.last-version" 2>/dev/null || true)
-if [ -n "$VER" ] && [ -z "${LAN743X_BUILD_FORCE:-}" ]; then
-    KEY=$(input_hash "$VER")
-    if [ -x "$CACHE/qemu/$KEY/$BIN" ]; then
-        echo "$CACHE/qemu/$KEY/$BIN"
+# print the cached binary for the last source version and exit, if built
+cached_exit() {
+    local ver key
+    ver=$(cat "$CACHE/src/.last-version" 2>/dev/null || true)
+    [ -n "$ver" ] && [ -z "${LAN743X_BUILD_FORCE:-}" ] || return 0
+    key=$(input_hash "$ver")
+    if [ -x "$CACHE/qemu/$key/$BIN" ]; then
+        echo "$CACHE/qemu/$key/$BIN"
         exit 0
     fi
-fi
+}
+cached_exit
 
 # ---- one build at a time -----------------------------------------------
 # Taken before apt: two cold builds at once (make test's two xdist workers)
@@ -91,15 +95,7 @@ exec 8>"$CACHE/src/qemu-build.lock"
 if ! flock -n 8; then
     log "waiting for another QEMU build"
     flock 8
-    # the other build may have made ours
-    VER=$(cat "$CACHE/src/.last-version" 2>/dev/null || true)
-    if [ -n "$VER" ] && [ -z "${LAN743X_BUILD_FORCE:-}" ]; then
-        KEY=$(input_hash "$VER")
-        if [ -x "$CACHE/qemu/$KEY/$BIN" ]; then
-            echo "$CACHE/qemu/$KEY/$BIN"
-            exit 0
-        fi
-    fi
+    cached_exit     # the other build may have made ours
 fi
 
 # apt's own lock may be held by something else (a package install): wait
