@@ -52,9 +52,11 @@ from conftest import ROOT, lab_built, qemu_build, stack_env, vm_inputs
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import VM, VMError  # noqa: E402
 
-#: stack -> the module with the fixes: the net stack is the three fixes;
-#: the 6.12 backport starts with them
-FIXED = {"net": "series", "6.12": "series:3"}
+#: stack -> the module with the fixes: the net stack is the fixes; the
+#: 6.12 backport starts with the same patches (series:N, N = their count)
+NET_FIXES = len([p for p in (ROOT / "patches/net").glob("0*.patch")
+                 if not p.name.startswith("0000-")])
+FIXED = {"net": "series", "6.12": f"series:{NET_FIXES}"}
 STACKS = [s for s in os.environ.get("LAN743X_NET_FIXES_STACKS",
                                     "net,6.12").split(",") if s]
 MODULE = os.environ.get("LAN743X_NET_FIXES_MODULE", "")
