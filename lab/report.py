@@ -115,6 +115,10 @@ def metrics(rec, callers=()):
         m["emu IRQs/pkt"] = per_pkt(rec, sum(emu.get("irq_per_vector", [])))
         m["emu RX frames"] = emu.get("rx_frames")
         m["emu RX no-desc drops"] = emu.get("rx_drop_no_desc")
+    if "pages_held_per_queue" in rec:
+        # free pages against before `ip link set up`, after this RX run
+        m["pages held per RX queue after the run"] = \
+            rec["pages_held_per_queue"]
     return m
 
 

@@ -586,6 +586,25 @@ def mem_up(f, net, dut, rep, name, tag):
     log(f"  {name}: ip link set up took {free0 - free1} KiB "
         f"(pages allocated by lan743x: {drv_kib} KiB, "
         f"pages into its page_pools: {pp_kib} KiB)")
+    return free0
+
+
+def pinned_after(rec, dut, free0):
+    """After a TCP RX cell: the memory the interface still holds, as free
+    pages against free0 (taken before `ip link set up` of this module and
+    repetition): its rings, the RX buffers on them and what its page_pools
+    keep cached for reuse, per RX queue. A page_pool refills its cache
+    from pages the stack returns, so after traffic it can hold more than at
+    up; the skb buffers of the upstream driver stay at one per descriptor."""
+    if free0 is None or not rec["cell"].startswith("tcp-rx") \
+            or "error" in rec:
+        return
+    queues = len(list(Path(f"/sys/class/net/{dut}/queues").glob("rx-*")))
+    kib = free0 - free_kib()
+    rec["held_after_run_kib"] = kib
+    rec["rx_queues"] = queues
+    rec["pages_held_per_queue"] = (
+        kib // (os.sysconf("SC_PAGE_SIZE") // 1024) / queues if queues else None)
 
 
 def main():
@@ -670,16 +689,18 @@ def main():
                 # memory the driver takes at `ip link set up` (MTU 1500):
                 # RX/TX rings and RX buffers of every channel
                 sh(["ip", "link", "set", dut, "mtu", "1500"])
+                free0 = None
                 if (rep, name, "mem-up") in done:
                     net.dut_up()
                 else:
-                    mem_up(f, net, dut, rep, name, args.tag)
+                    free0 = mem_up(f, net, dut, rep, name, args.tag)
                 tracer = Tracer(dut, pci, [x for x in args.ftrace.split(",")
                                            if x])
                 for cell in todo:
                     log(f"rep {rep}/{args.reps} {name} {cell}")
                     rec = run_cell(net, cell, args.secs, tracer, rpc, dut, pci)
                     rec.update(rep=rep, module=name, tag=args.tag)
+                    pinned_after(rec, dut, free0)
                     f.write(json.dumps(rec) + "\n")
                     f.flush()
                     log(f"  {rec.get('mbit_s', 0):.1f} Mbit/s, "
