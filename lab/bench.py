@@ -166,6 +166,8 @@ def main():
     mods = build_modules(names, args.variant)
     progress("qemu with the lan7430 model")
     qemu = out_of(["bash", str(ROOT / "emulator" / "build.sh")])
+    ynl = str(Path(out_of(["bash", str(LAB / "kbuild.sh"), "srcrepo"]),
+                   "tools/net/ynl"))
 
     meta = {"reps": args.reps, "secs": args.secs, "kernel": str(obj),
             "modules": mods, "qemu": qemu,
@@ -196,7 +198,9 @@ def main():
                    # the default 30 min of lab/vm.sh is too short for
                    # many modules x cells x reps under TCG
                    VM_TIMEOUT=os.environ.get("VM_TIMEOUT", "14400"),
-                   VM_APPEND="swiotlb=force" if sw == "force" else "")
+                   VM_APPEND="swiotlb=force" if sw == "force" else "",
+                   # ynl of the base (page_pool pages over netlink)
+                   LAN743X_YNL=ynl)
         # a crash of the emulated machine (vm.sh's 86: a guest kernel panic,
         # e.g. the int3 of text patching under multi-threaded TCG) re-boots
         # the VM; the guest keeps the records already written and resumes

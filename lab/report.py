@@ -115,10 +115,15 @@ def metrics(rec, callers=()):
         m["emu IRQs/pkt"] = per_pkt(rec, sum(emu.get("irq_per_vector", [])))
         m["emu RX frames"] = emu.get("rx_frames")
         m["emu RX no-desc drops"] = emu.get("rx_drop_no_desc")
-    if "pages_held_per_queue" in rec:
-        # free pages against before `ip link set up`, after this RX run
-        m["pages held per RX queue after the run"] = \
-            rec["pages_held_per_queue"]
+    if "pages_pinned_per_queue" in rec:
+        # the series: its page_pools' inflight pages (netlink); upstream
+        # (no pool): the pages it allocated at up (bench_guest.py)
+        m["RX pages pinned per queue after the run"] = \
+            rec["pages_pinned_per_queue"]
+        # the queue that carried the run (RSS puts one flow on one queue)
+        m["RX pages pinned, busiest queue"] = \
+            max(rec["pool_pages"].values()) if rec.get("pool_pages") \
+            else rec["pages_pinned_per_queue"]
     return m
 
 

@@ -1,5 +1,6 @@
 """lab/report.py: figures counted from trace lines are dropped, not
-under-reported, when the trace ring buffer overran."""
+under-reported, when the trace ring buffer overran; the pinned RX pages
+after a run, per queue and for the busiest one."""
 import sys
 from pathlib import Path
 
@@ -37,3 +38,15 @@ def test_overrun_drops_trace_figures_keeps_histogram():
     # the in-kernel histogram does not go through the ring buffer
     assert m["driver page allocs/pkt"] == 0.008
     assert m["Mbit/s"] == 500.0
+
+
+def test_pages_pinned_mean_and_busiest_queue():
+    series = dict(record(0), pages_pinned_per_queue=106.25,
+                  pool_pages={"4": 233, "5": 64, "6": 64, "7": 64})
+    m = metrics(series)
+    assert m["RX pages pinned per queue after the run"] == 106.25
+    assert m["RX pages pinned, busiest queue"] == 233
+    # upstream: no pool, its allocation at up stands for every queue
+    m = metrics(dict(record(0), pages_pinned_per_queue=73.0))
+    assert m["RX pages pinned, busiest queue"] == 73.0
+    assert "RX pages pinned per queue after the run" not in metrics(record(0))

@@ -586,25 +586,49 @@ def mem_up(f, net, dut, rep, name, tag):
     log(f"  {name}: ip link set up took {free0 - free1} KiB "
         f"(pages allocated by lan743x: {drv_kib} KiB, "
         f"pages into its page_pools: {pp_kib} KiB)")
-    return free0
+    return drv_kib
 
 
-def pinned_after(rec, dut, free0):
-    """After a TCP RX cell: the memory the interface still holds, as free
-    pages against free0 (taken before `ip link set up` of this module and
-    repetition): its rings, the RX buffers on them and what its page_pools
-    keep cached for reuse, per RX queue. A page_pool refills its cache
-    from pages the stack returns, so after traffic it can hold more than at
-    up; the skb buffers of the upstream driver stay at one per descriptor."""
-    if free0 is None or not rec["cell"].startswith("tcp-rx") \
-            or "error" in rec:
+def pool_pages(dut):
+    """{page_pool id: pages it holds} of DUT's page_pools, from netlink
+    (page-pool-get's inflight: pages taken from the page allocator and not
+    given back, those on the ring, in the pool's caches and still in the
+    stack); None without LAN743X_YNL (a kernel tree's tools/net/ynl)."""
+    ynl = os.environ.get("LAN743X_YNL")
+    if not ynl:
+        return None
+    cli = [c for c in (f"{ynl}/pyynl/cli.py", f"{ynl}/cli.py")
+           if Path(c).exists()]
+    spec = Path(ynl, "../../../Documentation/netlink/specs/netdev.yaml")
+    if not cli or not spec.exists():
+        raise RuntimeError(f"LAN743X_YNL={ynl}: no ynl cli.py or netdev spec")
+    out = sh(["python3", cli[0], "--no-schema", "--spec", str(spec),
+              "--dump", "page-pool-get", "--output-json"])
+    ifindex = int(Path(f"/sys/class/net/{dut}/ifindex").read_text())
+    return {p["id"]: p.get("inflight", 0) for p in json.loads(out)
+            if p.get("ifindex") == ifindex}
+
+
+def pinned_after(rec, dut, up_kib):
+    """After a TCP RX cell: the pages the RX queues hold for buffers, per
+    queue. The series' buffers come from a page_pool per queue, which
+    refills its cache with the pages the stack gives back, so after
+    traffic it can hold more than at up: its pools' inflight pages
+    (netlink). The upstream driver has no pool; it replaces each buffer it
+    passes up with one new one, so its queues hold what it allocated for
+    them at up (up_kib, the pages allocated with lan743x on the stack)."""
+    if not rec["cell"].startswith("tcp-rx") or "error" in rec:
         return
+    pools = pool_pages(dut)
+    page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
     queues = len(list(Path(f"/sys/class/net/{dut}/queues").glob("rx-*")))
-    kib = free0 - free_kib()
-    rec["held_after_run_kib"] = kib
-    rec["rx_queues"] = queues
-    rec["pages_held_per_queue"] = (
-        kib // (os.sysconf("SC_PAGE_SIZE") // 1024) / queues if queues else None)
+    if pools:
+        rec["pool_pages"] = pools
+        rec["pages_pinned_per_queue"] = sum(pools.values()) / len(pools)
+        rec["pinned_from"] = "page_pool inflight"
+    elif pools is not None and up_kib is not None and queues:
+        rec["pages_pinned_per_queue"] = up_kib / page_kib / queues
+        rec["pinned_from"] = "driver pages at up"
 
 
 def main():
@@ -689,18 +713,18 @@ def main():
                 # memory the driver takes at `ip link set up` (MTU 1500):
                 # RX/TX rings and RX buffers of every channel
                 sh(["ip", "link", "set", dut, "mtu", "1500"])
-                free0 = None
+                up_kib = None
                 if (rep, name, "mem-up") in done:
                     net.dut_up()
                 else:
-                    free0 = mem_up(f, net, dut, rep, name, args.tag)
+                    up_kib = mem_up(f, net, dut, rep, name, args.tag)
                 tracer = Tracer(dut, pci, [x for x in args.ftrace.split(",")
                                            if x])
                 for cell in todo:
                     log(f"rep {rep}/{args.reps} {name} {cell}")
                     rec = run_cell(net, cell, args.secs, tracer, rpc, dut, pci)
                     rec.update(rep=rep, module=name, tag=args.tag)
-                    pinned_after(rec, dut, free0)
+                    pinned_after(rec, dut, up_kib)
                     f.write(json.dumps(rec) + "\n")
                     f.flush()
                     log(f"  {rec.get('mbit_s', 0):.1f} Mbit/s, "
