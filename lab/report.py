@@ -116,14 +116,17 @@ def metrics(rec, callers=()):
         m["emu RX frames"] = emu.get("rx_frames")
         m["emu RX no-desc drops"] = emu.get("rx_drop_no_desc")
     if "pages_pinned_per_queue" in rec:
-        # the series: its page_pools' inflight pages (netlink); upstream
-        # (no pool): the pages it allocated at up (bench_guest.py)
-        m["RX pages pinned per queue after the run"] = \
+        # pages lan743x freed at `ip link set down` after this run, per RX
+        # queue (bench_guest.py pinned_after)
+        m["pages held per RX queue after the run (freed at down)"] = \
             rec["pages_pinned_per_queue"]
-        # the queue that carried the run (RSS puts one flow on one queue)
-        m["RX pages pinned, busiest queue"] = \
-            max(rec["pool_pages"].values()) if rec.get("pool_pages") \
-            else rec["pages_pinned_per_queue"]
+    if rec.get("pool_pages"):
+        # the series' page_pools before the down (netlink inflight); the
+        # busiest is the queue that carried the run
+        m["page_pool pages per queue after the run (inflight)"] = \
+            sum(rec["pool_pages"].values()) / len(rec["pool_pages"])
+        m["page_pool pages, busiest queue (inflight)"] = \
+            max(rec["pool_pages"].values())
     return m
 
 

@@ -41,12 +41,14 @@ def test_overrun_drops_trace_figures_keeps_histogram():
 
 
 def test_pages_pinned_mean_and_busiest_queue():
-    series = dict(record(0), pages_pinned_per_queue=106.25,
+    series = dict(record(0), pages_pinned_per_queue=104.5,
                   pool_pages={"4": 233, "5": 64, "6": 64, "7": 64})
     m = metrics(series)
-    assert m["RX pages pinned per queue after the run"] == 106.25
-    assert m["RX pages pinned, busiest queue"] == 233
-    # upstream: no pool, its allocation at up stands for every queue
-    m = metrics(dict(record(0), pages_pinned_per_queue=73.0))
-    assert m["RX pages pinned, busiest queue"] == 73.0
-    assert "RX pages pinned per queue after the run" not in metrics(record(0))
+    assert m["pages held per RX queue after the run (freed at down)"] == 104.5
+    assert m["page_pool pages per queue after the run (inflight)"] == 106.25
+    assert m["page_pool pages, busiest queue (inflight)"] == 233
+    # upstream: no pool, no pool rows
+    m = metrics(dict(record(0), pages_pinned_per_queue=64.0))
+    assert "page_pool pages, busiest queue (inflight)" not in m
+    assert "pages held per RX queue after the run (freed at down)" \
+        not in metrics(record(0))

@@ -21,6 +21,8 @@ import os
 import re
 import shlex
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -586,7 +588,6 @@ def mem_up(f, net, dut, rep, name, tag):
     log(f"  {name}: ip link set up took {free0 - free1} KiB "
         f"(pages allocated by lan743x: {drv_kib} KiB, "
         f"pages into its page_pools: {pp_kib} KiB)")
-    return drv_kib
 
 
 def pool_pages(dut):
@@ -609,26 +610,52 @@ def pool_pages(dut):
             if p.get("ifindex") == ifindex}
 
 
-def pinned_after(rec, dut, up_kib):
-    """After a TCP RX cell: the pages the RX queues hold for buffers, per
-    queue. The series' buffers come from a page_pool per queue, which
-    refills its cache with the pages the stack gives back, so after
-    traffic it can hold more than at up: its pools' inflight pages
-    (netlink). The upstream driver has no pool; it replaces each buffer it
-    passes up with one new one, so its queues hold what it allocated for
-    them at up (up_kib, the pages allocated with lan743x on the stack)."""
+def link_down(dut):
+    """`ip link set DUT down`, as a netlink request of this process
+    (RTM_NEWLINK, IFF_UP cleared), so that what the kernel frees meanwhile
+    is freed in this process's context and no other process's exit is in
+    the count."""
+    ifindex = int(Path(f"/sys/class/net/{dut}/ifindex").read_text())
+    ifi = struct.pack("=BBHiII", socket.AF_UNSPEC, 0, 0, ifindex, 0, 1)
+    hdr = struct.pack("=IHHII", 16 + len(ifi), 16, 1 | 4, 1, 0)
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0) as nl:
+        nl.send(hdr + ifi)
+        ack = nl.recv(4096)
+    err = struct.unpack_from("=i", ack, 16)[0]
+    if err:
+        raise RuntimeError(f"{dut} down: {os.strerror(-err)}")
+
+
+def pinned_after(rec, net, dut):
+    """After a TCP RX cell: the pages the interface holds, per RX queue,
+    counted as the pages freed while it goes down (kmem:mm_page_free in a
+    hist trigger by order, filtered to this process, which takes it down
+    with a netlink request): its RX buffers, the pages a page_pool keeps
+    cached for reuse (it refills its cache with the pages the stack gives
+    back, so after traffic it can hold more than at up) and the descriptor
+    rings. For the series also its pools' inflight pages before the down
+    (netlink), a second count of the pool's share. The interface is
+    brought up again."""
     if not rec["cell"].startswith("tcp-rx") or "error" in rec:
         return
     pools = pool_pages(dut)
-    page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
+    hist = HistTrigger("kmem/mm_page_free", "hist:keys=order:vals=hitcount"
+                       f" if common_pid == {os.getpid()}")
+    if hist.start():
+        return
+    try:
+        link_down(dut)
+    finally:
+        text = hist.stop()
+    net.dut_up()
+    pages = sum(int(n) << int(o) for o, n in re.findall(
+        r"order:\s*(\d+)\s*}\s*hitcount:\s*(\d+)", text))
     queues = len(list(Path(f"/sys/class/net/{dut}/queues").glob("rx-*")))
+    rec["freed_at_down_pages"] = pages
+    rec["rx_queues"] = queues
+    rec["pages_pinned_per_queue"] = pages / queues if queues else None
     if pools:
         rec["pool_pages"] = pools
-        rec["pages_pinned_per_queue"] = sum(pools.values()) / len(pools)
-        rec["pinned_from"] = "page_pool inflight"
-    elif pools is not None and up_kib is not None and queues:
-        rec["pages_pinned_per_queue"] = up_kib / page_kib / queues
-        rec["pinned_from"] = "driver pages at up"
 
 
 def main():
@@ -713,18 +740,17 @@ def main():
                 # memory the driver takes at `ip link set up` (MTU 1500):
                 # RX/TX rings and RX buffers of every channel
                 sh(["ip", "link", "set", dut, "mtu", "1500"])
-                up_kib = None
                 if (rep, name, "mem-up") in done:
                     net.dut_up()
                 else:
-                    up_kib = mem_up(f, net, dut, rep, name, args.tag)
+                    mem_up(f, net, dut, rep, name, args.tag)
                 tracer = Tracer(dut, pci, [x for x in args.ftrace.split(",")
                                            if x])
                 for cell in todo:
                     log(f"rep {rep}/{args.reps} {name} {cell}")
                     rec = run_cell(net, cell, args.secs, tracer, rpc, dut, pci)
                     rec.update(rep=rep, module=name, tag=args.tag)
-                    pinned_after(rec, dut, up_kib)
+                    pinned_after(rec, net, dut)
                     f.write(json.dumps(rec) + "\n")
                     f.flush()
                     log(f"  {rec.get('mbit_s', 0):.1f} Mbit/s, "
