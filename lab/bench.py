@@ -171,8 +171,12 @@ def main():
 
     meta = {"reps": args.reps, "secs": args.secs, "kernel": str(obj),
             "modules": mods, "qemu": qemu,
-            "series_patches": sorted(p.name for p in
-                                     (ROOT / "patches").glob("0*.patch")),
+            # the patches the series' module is built from (net-next
+            # and its parent net; the cover letters too)
+            "series_patches": sorted(
+                str(p.relative_to(ROOT / "patches"))
+                for s in ("net", "net-next")
+                for p in (ROOT / "patches" / s).glob("0*.patch")),
             "emulated": True}
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
 
