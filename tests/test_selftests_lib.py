@@ -8,7 +8,8 @@
   failure with a message, no KeyError; a TCP and a UDP result are read;
 - lab/selftests.py: the results of a remote mode that does not run are
   not asked for (the ssh.* lines of net-next.txt in a netns-only run), and
-  run_kselftest.sh's output of the ssh mode is named ssh.<test>.
+  run_kselftest.sh's output of the ssh mode is named ssh.<test>; an
+  expected result may be two alternatives (skip|fail).
 """
 import importlib.util
 import json
@@ -146,3 +147,23 @@ def test_ssh_mode_results_are_prefixed(tmp_path):
         "not ok 2 selftests: drivers/net/lan743x: napi.py # exit=1\n")
     r = selftests.parse_ktap(tmp_path, ["series"])["series"]
     assert r == {"ssh.link.link_up": "pass", "ssh.napi": "fail"}
+
+
+def test_expected_alternatives(tmp_path):
+    f = tmp_path / "x.txt"
+    f.write_text("series a.b skip|fail  # host-dependent precheck\n"
+                 "series a.c pass\n")
+    exp = selftests.load_expected(f)
+    assert selftests.compare({"series": {"a.b": "fail", "a.c": "pass"}},
+                             exp, ["series"]) == []
+    assert selftests.compare({"series": {"a.b": "skip", "a.c": "pass"}},
+                             exp, ["series"]) == []
+    # neither alternative, or a missing result, is a mismatch
+    assert selftests.compare({"series": {"a.b": "pass"}}, exp,
+                             ["series"]) == ["series a.b: pass, expected "
+                                             "skip|fail",
+                                             "series a.c: missing, "
+                                             "expected pass"]
+    f.write_text("series a.b skip|maybe  # x\n")
+    with pytest.raises(SystemExit):
+        selftests.load_expected(f)
