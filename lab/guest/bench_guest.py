@@ -413,12 +413,16 @@ class HistTrigger:
         return text
 
 
+# an entry of a hist trigger keyed by order: "order: N } hitcount: M"
+ORDER_HITS = re.compile(r"order:\s*(\d+)\s*}\s*hitcount:\s*(\d+)")
+
+
 def driver_orders(text):
     """Allocations with lan743x on the stack, by order, from the text of a
     Tracer.HIST histogram."""
     driver = collections.Counter()
     for block in text.split("\n{ ")[1:]:
-        mo = re.search(r"order:\s*(\d+)\s*}\s*hitcount:\s*(\d+)", block)
+        mo = ORDER_HITS.search(block)
         if mo and "lan743x" in block:
             driver[mo.group(1)] += int(mo.group(2))
     dropped = re.search(r"Dropped:\s*(\d+)", text)
@@ -648,8 +652,7 @@ def pinned_after(rec, net, dut):
     finally:
         text = hist.stop()
     net.dut_up()
-    pages = sum(int(n) << int(o) for o, n in re.findall(
-        r"order:\s*(\d+)\s*}\s*hitcount:\s*(\d+)", text))
+    pages = sum(int(n) << int(o) for o, n in ORDER_HITS.findall(text))
     queues = len(list(Path(f"/sys/class/net/{dut}/queues").glob("rx-*")))
     rec["freed_at_down_pages"] = pages
     rec["rx_queues"] = queues
