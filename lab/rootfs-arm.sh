@@ -17,10 +17,13 @@ RFS_SUITES="bookworm bookworm-updates"
 # what the guest scripts run: bash + coreutils etc. for e2e.sh, iproute2
 # (ip netns), iputils-ping (-M do), ethtool, iperf3, python3 (xfer.py,
 # kselftests), kmod (insmod/modprobe), procps (pkill), busybox-static for
-# anything else
+# anything else; for the kselftests (make arm-selftests): python3-yaml
+# (ynl), socat (the generic tests), openssh (their ssh mode), tar (the
+# results go back to the host as a tar on the console)
 RFS_PKGS="bash coreutils util-linux mount grep sed mawk findutils gzip
 	procps psmisc kmod iproute2 iputils-ping ethtool iperf3 python3
-	busybox-static libc-bin diffutils hostname ncurses-base"
+	busybox-static libc-bin diffutils hostname ncurses-base
+	python3-yaml socat tar openssh-server openssh-client"
 
 # deb_file DIR NAME=VERSION: the downloaded .deb of that version, if any
 deb_file() {
@@ -110,8 +113,12 @@ EOS
 	# alternatives and /bin/sh the guest scripts use
 	[ -e "$root/bin/sh" ] || ln -s bash "$root/bin/sh"
 	[ -e "$root/usr/bin/awk" ] || ln -s mawk "$root/usr/bin/awk"
-	echo "root:x:0:0:root:/root:/bin/bash" >"$root/etc/passwd"
-	echo "root:x:0:" >"$root/etc/group"
+	# and the users sshd's privilege separation needs (openssh-server's
+	# postinst would add sshd)
+	printf '%s\n' "root:x:0:0:root:/root:/bin/bash" \
+		"sshd:x:100:65534::/run/sshd:/usr/sbin/nologin" \
+		"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin" >"$root/etc/passwd"
+	printf '%s\n' "root:x:0:" "nogroup:x:65534:" >"$root/etc/group"
 	printf '127.0.0.1 localhost\n' >"$root/etc/hosts"
 	printf 'hosts: files\n' >"$root/etc/nsswitch.conf"
 	echo "$inst" >"$tmp/packages.txt"

@@ -3,7 +3,8 @@
 # with highmem, TCG) with a LAN7430 DUT and a virtio-net peer on one QEMU
 # hub, run a command in it and return its exit status.
 #
-# usage: lab/vm-arm.sh [--ko NAME=PATH]... [--file SRC=DEST]... [--] <guest command...>
+# usage: lab/vm-arm.sh [--ko NAME=PATH]... [--file SRC=DEST]... [--dir SRC=DEST]...
+#                      [--] <guest command...>
 #        lab/vm-arm.sh --ko series=/path/lan743x.ko lab/guest/e2e-arm.sh
 #
 # The guest has no host file system: its root is an initramfs, the cached
@@ -11,8 +12,11 @@
 # with /init, the repository's lab/ (the command runs in its parent, so
 # `lab/guest/...` paths work), the kernel's modules (MODDIR) in /lib/modules
 # and each --ko module as /ko/NAME/lan743x.ko (LAN743X_KO_NAME in the
-# guest's environment), and each --file SRC as the guest's DEST (absolute).
-# Output comes back on the serial console.
+# guest's environment), each --file SRC as the guest's DEST (absolute) and
+# each --dir SRC (a directory, copied whole) as DEST. Output comes back on
+# the serial console; with VM_ARM_OUT, so do the files the command wrote
+# to the guest's /out (a gzipped tar in base64 between marker lines, with
+# its sha256, unpacked into VM_ARM_OUT on the host).
 #
 # The PCIe host bridge is NON-coherent, as on i.MX6: QEMU's virt machine
 # marks its PCIe node `dma-coherent` in the device tree it generates
@@ -34,6 +38,8 @@
 #   VM_ARM_COHERENT  1: keep the dma-coherent property (coherent PCI DMA)
 #   VM_CONSOLE_LOG   file that keeps the whole console (default: temporary)
 #   VM_VERBOSE non-empty: echo the whole console (kernel lines too)
+#   VM_ARM_OUT host directory that receives the guest's /out at the end
+#              (a missing, truncated or corrupted copy is an error, exit 2)
 #   QMP_SOCK   if set: a QMP unix socket there (the emulator's counters,
 #              lab/qmp.py; lab/arm_bench.py reads them; removed at the end)
 #   E2E_*, LAN743X_*  forwarded into the guest command's environment
@@ -43,7 +49,7 @@
 set -euo pipefail
 
 main() {
-local LAB ROOT KOS=() FILES=() a v rc tmp ov cmd node dtb
+local LAB ROOT KOS=() FILES=() DIRS=() a v rc tmp ov cmd node dtb
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$LAB/.." && pwd)
 die() { echo "vm-arm.sh: error: $*" >&2; exit 2; }
@@ -52,6 +58,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--ko) KOS+=("$2"); shift 2 ;;
 	--file) FILES+=("$2"); shift 2 ;;
+	--dir) DIRS+=("$2"); shift 2 ;;
 	--) shift; break ;;
 	*) break ;;
 	esac
@@ -101,6 +108,16 @@ for a in "${FILES[@]}"; do
 	mkdir -p "$ov$(dirname "${a#*=}")"
 	cp "${a%%=*}" "$ov${a#*=}"
 done
+for a in "${DIRS[@]}"; do
+	[ -d "${a%%=*}" ] || die "--dir $a: no such directory"
+	case "${a#*=}" in /*) ;; *) die "--dir $a: DEST must be absolute" ;; esac
+	mkdir -p "$ov${a#*=}"
+	cp -a "${a%%=*}/." "$ov${a#*=}/"
+done
+if [ -n "${VM_ARM_OUT:-}" ]; then
+	mkdir -p "$VM_ARM_OUT" "$ov/out" || die "VM_ARM_OUT=$VM_ARM_OUT: cannot create"
+	touch "$ov/lab-out"
+fi
 
 DUT_MAC=${DUT_MAC:-02:74:30:00:00:01}
 PEER_MAC=${PEER_MAC:-02:74:30:00:00:02}
@@ -146,7 +163,17 @@ ip link set lo up
 cd /lab-root
 echo "lan743x-arm: running:$(cat /lab-cmd)"
 bash -c "$(cat /lab-cmd)" </dev/null
-echo "LAN743X-ARM-EXIT=$?"
+rc=$?
+if [ -e /lab-out ]; then
+	# the files the command left in /out, for the host (VM_ARM_OUT); the
+	# kernel's console messages would interleave with them: quiet it
+	echo 1 >/proc/sys/kernel/printk
+	tar -C /out -czf /tmp/lab-out.tgz .
+	echo "LAN743X-ARM-OUT-BEGIN $(sha256sum </tmp/lab-out.tgz | cut -d' ' -f1)"
+	base64 -w 76 /tmp/lab-out.tgz
+	echo "LAN743X-ARM-OUT-END"
+fi
+echo "LAN743X-ARM-EXIT=$rc"
 sync
 echo o >/proc/sysrq-trigger
 # init must not exit before the power-off has taken effect
@@ -191,6 +218,9 @@ timeout --foreground -k 10 "${VM_TIMEOUT:-3600}" \
 	tee -a "$CONSOLE_LOG" |
 	awk "${AWK_LIVE[@]}" -v verbose="${VM_VERBOSE:-}" '
 		/^LAN743X-ARM-EXIT=/ { next }
+		/^LAN743X-ARM-OUT-BEGIN/ { out = 1; next }
+		/^LAN743X-ARM-OUT-END/ { out = 0; next }
+		out { next }
 		/^\[ *[0-9]+\.[0-9]+\] / && verbose == "" { next }
 		{ sub(/\r$/, ""); print; fflush() }'
 rc=${PIPESTATUS[0]}
@@ -211,6 +241,19 @@ if [ -z "$rc" ]; then
 	return 86
 fi
 echo "vm-arm.sh: guest exit status $rc" >&2
+if [ -n "${VM_ARM_OUT:-}" ]; then
+	local sum got
+	sum=$(tr -d '\r' <"$CONSOLE_LOG" | awk '/^LAN743X-ARM-OUT-BEGIN / {print $2}' | tail -1)
+	[ -n "$sum" ] || die "the guest sent no /out (no LAN743X-ARM-OUT-BEGIN line)"
+	tr -d '\r' <"$CONSOLE_LOG" |
+		awk '/^LAN743X-ARM-OUT-BEGIN / {f = 1; next} /^LAN743X-ARM-OUT-END/ {f = 0} f' |
+		base64 -d >"$tmp/out.tgz" 2>/dev/null
+	got=$(sha256sum <"$tmp/out.tgz" | cut -d' ' -f1)
+	[ "$got" = "$sum" ] ||
+		die "the guest's /out came back corrupted (sha256 $got, sent $sum)"
+	tar -xzf "$tmp/out.tgz" -C "$VM_ARM_OUT" || die "cannot unpack the guest's /out"
+	echo "vm-arm.sh: the guest's /out is in $VM_ARM_OUT ($(stat -c %s "$tmp/out.tgz") bytes)" >&2
+fi
 return "$rc"
 }
 main "$@"

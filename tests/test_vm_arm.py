@@ -39,3 +39,21 @@ def test_arm_e2e_upstream_and_series(tmp_path):
             assert int(s.group(1)) + int(s.group(2)) > 0, s.group(0)
     assert re.search(r"^\[series\] PASS: live: 4 MTU changes and 5 ethtool "
                      "-G changes", out, re.MULTILINE), out[-4000:]
+
+
+def test_arm_selftests_as_on_x86(tmp_path):
+    """The lan743x kselftests (both remote modes), our hw tests and the
+    kernel's generic driver tests in the ARMv7 guest: each result as the
+    x86_64 expectations say, or as net-next-armv7.txt says with its
+    reason (lab/arm_selftests.py)."""
+    env = dict(os.environ)
+    env.pop("LAB_BASE", None)
+    env.pop("STACK", None)
+    p = run(["python3", "lab/arm_selftests.py", "--out",
+             str(tmp_path / "arm-selftests")], env=env, timeout=4 * 3600)
+    out = p.stdout + p.stderr
+    print(out[-8000:])
+    assert p.returncode == 0, out[-8000:]
+    s = re.search(r"^arm-selftests: (\d+) passed, (\d+) failed, (\d+) "
+                  r"skipped; 0 not as in", out, re.MULTILINE)
+    assert s and int(s.group(1)) > 0, out[-4000:]
