@@ -30,6 +30,14 @@
 #              no -accel option. Ignored when VM_EXTRA_QEMU_OPTS has an -accel.
 #   VM_EXTRA_QEMU_OPTS  extra QEMU arguments
 #   VM_APPEND  extra kernel command line
+#   VM_ROOT_CACHE  the 9p cache mode of the guest's root (the host's, read
+#              only): "loose" (default) lets the guest keep the files and
+#              directory entries it read; "none" is virtme-ng's own (every
+#              lookup and read a round trip to the host: under TCG a
+#              process start took 1-9 s, see README "Time"). The guest
+#              then does not see a file the host changes under the root
+#              during the run; results and the bench's requests use
+#              VM_RWDIR, a mount of its own, which this does not change.
 #   E2E_*, LAN743X_*  forwarded into the guest command's environment
 #   VM_VERBOSE non-empty: show the guest's kernel console (panics)
 #   VM_RWDIR   a host directory the guest may write (results, bench RPC)
@@ -138,7 +146,15 @@ if [ "$(printf %s "$GCMD" | base64 -w0 | wc -c)" -gt 1024 ]; then
 	GCMD="bash $(printf %q "$CMDFILE")"
 fi
 
-APPEND="${VM_APPEND:-}"
+# virtme-ng mounts the root with rootflags=... and no cache option; a later
+# rootflags= on the command line replaces it (the kernel keeps the last)
+case "${VM_ROOT_CACHE:-loose}" in
+none) APPEND="" ;;
+loose) APPEND="rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose" ;;
+*) die "VM_ROOT_CACHE=$VM_ROOT_CACHE: loose or none" ;;
+esac
+APPEND="$APPEND${VM_APPEND:+ $VM_APPEND}"
+APPEND=${APPEND# }
 set +e
 # vng --verbose sends the kernel console to stderr: its lines (the kernel's
 # "[ secs.usecs] " prefix) go to $CONSOLE_LOG, and to stderr only with
