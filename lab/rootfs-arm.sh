@@ -34,22 +34,34 @@ deb_file() {
 	return 0
 }
 
-# ethtool_armhf ROOT TMP: GUEST_ETHTOOL_VERSION's armhf ethtool (from
-# GUEST_ETHTOOL_SUITE, private apt lists) as ROOT/usr/local/sbin/ethtool
-ethtool_armhf() {
-	local a=$CACHE/apt/$GUEST_ETHTOOL_SUITE-armhf o
-	mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$2/eth"
-	cat >"$a/lab.sources" <<EOS
+# armhf_apt DIR SUITES: a private apt configuration in DIR for Debian's
+# armhf packages of SUITES (its own source list, lists, cache and an
+# empty dpkg status; the system's apt state is not touched); prints the
+# apt-get options that use it
+armhf_apt() {
+	mkdir -p "$1/lists/partial" "$1/cache/archives/partial" "$1/state"
+	: >"$1/state/status"
+	cat >"$1/lab.sources" <<EOS
 Types: deb
 URIs: http://deb.debian.org/debian
-Suites: $GUEST_ETHTOOL_SUITE
+Suites: $2
 Components: main
 Architectures: armhf
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOS
-	o="-o Dir::Etc::SourceList=$a/lab.sources -o Dir::Etc::SourceParts=/dev/null
-	   -o Dir::State::Lists=$a/lists -o Dir::Cache=$a/cache
-	   -o APT::Architecture=armhf -o APT::Architectures::=armhf -o Debug::NoLocking=1"
+	echo "-o Dir::Etc::SourceList=$1/lab.sources -o Dir::Etc::SourceParts=/dev/null
+	   -o Dir::State=$1/state -o Dir::State::Lists=$1/lists
+	   -o Dir::State::status=$1/state/status -o Dir::Cache=$1/cache
+	   -o APT::Architecture=armhf -o APT::Architectures::=armhf
+	   -o Debug::NoLocking=1 -o APT::Get::AllowUnauthenticated=false"
+}
+
+# ethtool_armhf ROOT TMP: GUEST_ETHTOOL_VERSION's armhf ethtool (from
+# GUEST_ETHTOOL_SUITE, private apt lists) as ROOT/usr/local/sbin/ethtool
+ethtool_armhf() {
+	local o
+	o=$(armhf_apt "$CACHE/apt/$GUEST_ETHTOOL_SUITE-armhf" "$GUEST_ETHTOOL_SUITE")
+	mkdir -p "$2/eth"
 	progress "armhf rootfs: ethtool $GUEST_ETHTOOL_VERSION ($GUEST_ETHTOOL_SUITE)"
 	# shellcheck disable=SC2086
 	apt-get $o update -qq >/dev/null 2>&1 || return 1
@@ -75,21 +87,7 @@ rootfs() {
 	fi
 	need apt-get dpkg-deb cpio
 	a=$CACHE/apt/bookworm-armhf
-	mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$a/state"
-	: >"$a/state/status"
-	cat >"$a/lab.sources" <<EOS
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: $RFS_SUITES
-Components: main
-Architectures: armhf
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOS
-	o="-o Dir::Etc::SourceList=$a/lab.sources -o Dir::Etc::SourceParts=/dev/null
-	   -o Dir::State=$a/state -o Dir::State::Lists=$a/lists
-	   -o Dir::State::status=$a/state/status -o Dir::Cache=$a/cache
-	   -o APT::Architecture=armhf -o APT::Architectures::=armhf
-	   -o Debug::NoLocking=1 -o APT::Get::AllowUnauthenticated=false"
+	o=$(armhf_apt "$a" "$RFS_SUITES")
 	progress "armhf rootfs: apt-get update ($RFS_SUITES, armhf, private lists)"
 	# shellcheck disable=SC2086
 	apt-get $o update -qq >/dev/null 2>&1 ||
