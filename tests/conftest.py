@@ -22,9 +22,18 @@ VM_STACKS = [s for s in os.environ.get(
     "LAN743X_VM_STACKS", "net-next,6.12").split(",") if s]
 
 
-# make test's two xdist workers (Makefile PYTEST_XDIST: --dist loadfile)
+# The suite's guests get one vCPU each (VM_CPUS, lab/vm.sh; a test that
+# needs two says so, tests/test_review_bugs.py): make test runs three
+# of them side by side on two cores. With two vCPUs each, two guests kept
+# four TCG threads on the two cores and a spinning vCPU waited for a
+# preempted one: the selftests of a base took 1264-1390 s with two vCPUs
+# and 765 s with one, with the same results (README "Measured times").
+VM_CPUS_ASKED = os.environ.get("VM_CPUS")  # the ARM guest keeps its own
+os.environ.setdefault("VM_CPUS", "1")
+
+# make test's three xdist workers (Makefile PYTEST_XDIST: --dist loadfile)
 # take a test file at a time, in this order: the selftests in the VM (a
-# file per base, ~25-35 min each, so each worker starts with one) first,
+# file per base, ~13 min each, so two workers start with one) first,
 # then the small unit files, then the rest (a file's tests share their
 # module fixtures: the VM they boot, the modules they build, and the
 # state one test leaves for the next). Not

@@ -13,13 +13,22 @@ build that fails is a test failure with its reason."""
 import os
 import re
 
-from conftest import run
+from conftest import VM_CPUS_ASKED, run
+
+
+def arm_env(**extra):
+    """The environment of an ARM run: its guest keeps lab/vm-arm.sh's
+    vCPUs (it runs alone) unless VM_CPUS was asked for."""
+    env = dict(os.environ, **extra)
+    env.pop("LAB_BASE", None)
+    env.pop("STACK", None)
+    if VM_CPUS_ASKED is None:
+        env.pop("VM_CPUS", None)
+    return env
 
 
 def test_arm_e2e_upstream_and_series(tmp_path):
-    env = dict(os.environ, ARM_E2E_LOGDIR=str(tmp_path / "logs"))
-    env.pop("LAB_BASE", None)
-    env.pop("STACK", None)
+    env = arm_env(ARM_E2E_LOGDIR=str(tmp_path / "logs"))
     p = run(["bash", "lab/arm-e2e.sh"], env=env, timeout=3 * 3600)
     out = p.stdout + p.stderr
     print(out[-8000:])
@@ -46,9 +55,7 @@ def test_arm_selftests_as_on_x86(tmp_path):
     kernel's generic driver tests in the ARMv7 guest: each result as the
     x86_64 expectations say, or as net-next-armv7.txt says with its
     reason (lab/arm_selftests.py)."""
-    env = dict(os.environ)
-    env.pop("LAB_BASE", None)
-    env.pop("STACK", None)
+    env = arm_env()
     p = run(["python3", "lab/arm_selftests.py", "--out",
              str(tmp_path / "arm-selftests")], env=env, timeout=4 * 3600)
     out = p.stdout + p.stderr

@@ -34,7 +34,7 @@ class VMError(RuntimeError):
 
 class VM:
     def __init__(self, qemu=None, kernel=None, mods=None, ko=None,
-                 dut_opts="", boot_timeout=300, log=None):
+                 dut_opts="", boot_timeout=300, log=None, cpus=None):
         self.rw = tempfile.mkdtemp(prefix="l7vm.", dir="/tmp")
         self.qmp_sock = os.path.join(self.rw, "qmp.sock")
         self.mods, self.ko = mods, ko
@@ -48,6 +48,8 @@ class VM:
         if kernel:
             env["KERNEL"] = kernel
         env.pop("MODDIR", None)
+        if cpus:                # else lab/vm.sh's VM_CPUS (default 2)
+            env["VM_CPUS"] = str(cpus)
         self._logf = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             ["bash", str(ROOT / "lab/vm.sh"), "bash",
