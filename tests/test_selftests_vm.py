@@ -9,10 +9,10 @@ REMOTE_TYPE=netns for both modules and again with REMOTE_TYPE=ssh (an
 sshd in the peer's namespace) for the series' module (RUNNER in
 lab/selftests.py).
 
-Under make test the two stacks' runs start first, one on each of the
-two pytest-xdist workers (tests/conftest.py): --dist loadfile gives a
-file to one worker, so 6.12's run is in a file of its own
-(test_selftests_vm_6_12.py) and starts on the other worker. Without
+Under make test the two stacks' runs start first, one on each of two of
+the three pytest-xdist workers (tests/conftest.py): --dist loadfile gives
+a file to one worker, so 6.12's run is in a file of its own
+(test_selftests_vm_6_12.py) and starts on another worker. Without
 xdist they run one after the other, unless LAN743X_SELFTESTS_PARALLEL=1
 starts them side by side (one VM per stack, both on the first test's
 call).
