@@ -265,7 +265,10 @@ def test_fifo_disabled_at_channel_reset(vm):
     verdict(vm, fifo_on == 0, info)
 
 
-def test_switch_drains_full_ring(vm):
+def switch_with_full_ring(vm):
+    """One try: BURST frames wait in the ring (RX interrupt held), the MTU
+    goes 1500 -> 9000, the hold ends. Returns (ok, info): ok when every
+    frame written was delivered or counted in rx_dropped."""
     assert mtu(vm) == 1500
     vm.dut.fault("rx-irq-hold", count=1, ms=120000)
     a = model(vm)
@@ -293,7 +296,33 @@ def test_switch_drains_full_ring(vm):
     assert rc == 0, info
     assert fired == 1 and written == BURST, info
     assert before < 64, "the frames did not wait in the ring: " + info
-    verdict(vm, delivered + dropped == written, info)
+    return delivered + dropped == written, info
+
+
+# v1 loses the frames still in the old ring when napi_disable() takes
+# effect; how many its polls take first depends on the host's timing (in
+# two of this lab's make test runs on 2026-11-26 v1 lost none: once with
+# one vCPU, once with two and three guests sharing the two cores). v1
+# gets up to TRIES tries to show the loss; v2 must lose nothing in as
+# many tries as v1 took (TRIES when it runs alone)
+TRIES = 4
+V1_TRIES = {}       # tries v1 took (v2's module runs after v1's)
+
+
+def test_switch_drains_full_ring(vm):
+    tries = TRIES if vm.flavour == "v1" else V1_TRIES.get("n", TRIES)
+    infos = []
+    for i in range(tries):
+        if i:
+            rc, out = gsh(vm, "ip link set $D mtu 1500")
+            assert rc == 0, out
+        ok, info = switch_with_full_ring(vm)
+        infos.append(f"try {i + 1}: {info}")
+        if not ok:
+            break       # v1: the bug is seen; v2: a loss, the test fails
+    if vm.flavour == "v1":
+        V1_TRIES["n"] = len(infos)
+    verdict(vm, ok, "; ".join(infos))
 
 
 STOP_US = 1500000
