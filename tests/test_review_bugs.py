@@ -135,10 +135,9 @@ def vm(flavour):
                     ["bash", "lab/kbuild.sh", "srcrepo"], env=env)
     print(f"module under test ({flavour}): {ko}")
     try:
-        # two vCPUs (tests/conftest.py gives one): with one, v1
-        # delivered every frame of test_switch_drains_full_ring's burst
-        # and the bug did not show (a make test run, 2026-11-26; why is
-        # not known)
+        # two vCPUs (tests/conftest.py gives one): with one, v1 showed
+        # test_switch_drains_full_ring's loss less often (none in a make
+        # test run, on the third try alone); see TRIES there
         v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
                mods=f"{obj}/mods", ko=ko, cpus=2)
     except VMError as e:
