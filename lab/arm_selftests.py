@@ -33,7 +33,6 @@ usage: lab/arm_selftests.py [--modules "upstream series"] [--out DIR]
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -150,28 +149,13 @@ def main():
             "lab/guest/selftests.sh", "--tests",
             "/st/tree/tools/testing/selftests", "--install", "/st/install",
             "--out", "/out"] + [f"{n}=/ko/{n}/lan743x.ko" for n in names]
-    # a guest crash (exit 86) is a lab event: the run is repeated once
-    for boot in (1, 2):
-        for n in names:
-            shutil.rmtree(out / n, ignore_errors=True)
-        st.progress(f"booting the ARMv7 guest: {' '.join(names)}"
-                    + (" (again, after a guest crash)" if boot > 1 else ""))
-        env["VM_CONSOLE_LOG"] = str(out / f"console-{boot}.log")
-        env["VM_ARM_OUT"] = str(out)
-        with open(out / f"guest-{boot}.log", "w") as log:
-            p = subprocess.Popen(cmd, env=env, cwd=ROOT, text=True,
-                                 stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT)
-            for line in p.stdout:
-                log.write(line)
-                if st.KTAP.match(line) or line.startswith(
-                        ("[selftests.sh]", "vm-arm.sh: ")):
-                    print(line, end="", file=sys.stderr, flush=True)
-            rc = p.wait()
-        if rc != 86:
-            break
-        print("arm_selftests.py: the guest crashed; repeating once",
-              file=sys.stderr)
+    # the console of each boot in a file of its own (vm-arm.sh)
+    env["VM_ARM_OUT"] = str(out)
+    rc, boot = st.run_guest(cmd, env, out, names, "the ARMv7 guest",
+                            lambda b: f"guest-{b}.log",
+                            ("[selftests.sh]", "vm-arm.sh: "),
+                            boot_env=lambda b: {"VM_CONSOLE_LOG": str(
+                                out / f"console-{b}.log")})
 
     results = st.parse_ktap(out, names)
     if rc:
@@ -184,17 +168,8 @@ def main():
             expected[m] = {t: v for t, v in expected.get(m, {}).items()
                            if t in results.get(m, {})}
     bad = st.compare(results, expected, names)
-    counts = {r: sum(v == r for m in names
-                     for v in results.get(m, {}).values())
-              for r in st.RESULTS}
-    for m in names:
-        for t, r in sorted(results.get(m, {}).items()):
-            w = expected.get(m, {}).get(t, ("not listed", ""))
-            tag = " [armv7]" if t in arm.get(m, {}) else ""
-            why = f"  ({w[1]})" if w[1] and r in w[0].split("|") else ""
-            print(f"  {m:9s} {r:5s} {t}{tag}{why}")
-    for b in bad:
-        print(f"MISMATCH {b}")
+    counts = st.report(results, expected, names, bad, tag=lambda m, t:
+                       " [armv7]" if t in arm.get(m, {}) else "")
     print(f"arm-selftests: {counts['pass']} passed, {counts['fail']} failed, "
           f"{counts['skip']} skipped; {len(bad)} not as in net-next.txt + "
           f"{ARM_EXPECTED.name}")

@@ -403,6 +403,53 @@ def compare(results, expected, modules):
     return bad
 
 
+def run_guest(cmd, env, out, names, what, log_name, echo, boot_env=None):
+    """Run the guest command cmd (vm.sh or vm-arm.sh with the guest's
+    selftests.sh), its output into out/log_name(boot) and its KTAP lines
+    and the lines starting with one of echo to stderr as they come.
+
+    A crash of the emulated machine (exit 86: a guest kernel panic) is not
+    a test result: the run is repeated once, and says so; a second crash
+    fails. The results of names are cleared before each boot; boot_env(boot)
+    gives variables to add to env for that boot. Returns (exit status,
+    boot)."""
+    for boot in (1, 2):
+        benv = dict(env, **boot_env(boot)) if boot_env else env
+        progress(f"booting {what}: {', '.join(names)}"
+                 + (" (again, after a guest crash)" if boot > 1 else ""))
+        for name in names:
+            shutil.rmtree(out / name, ignore_errors=True)
+        with open(out / log_name(boot), "w", encoding="utf-8") as log, \
+                subprocess.Popen(cmd, env=benv, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True,
+                                 cwd=ROOT) as p:
+            for line in p.stdout:
+                log.write(line)
+                if KTAP.match(line) or line.startswith(echo):
+                    print(line, end="", file=sys.stderr, flush=True)
+            rc = p.wait()
+        if rc != 86:
+            break
+        print(f"{Path(sys.argv[0]).name}: the guest kernel crashed (console "
+              "lines above); repeating the run once", file=sys.stderr)
+    return rc, boot
+
+
+def report(results, expected, names, bad, tag=None):
+    """Print each result with the expected one's reason, then the
+    mismatches; tag(module, test) adds a mark after a test's name.
+    Returns the counts of each result."""
+    for m in names:
+        for t, r in sorted(results.get(m, {}).items()):
+            w = expected.get(m, {}).get(t, ("not listed", ""))
+            why = f"  ({w[1]})" if w[1] and r in w[0].split("|") else ""
+            print(f"  {m:9s} {r:5s} {t}{tag(m, t) if tag else ''}{why}")
+    for b in bad:
+        print(f"MISMATCH {b}")
+    return {r: sum(v == r for m in names for v in results.get(m, {}).values())
+            for r in RESULTS}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tree", help="take the tests from this kernel tree "
@@ -498,37 +545,17 @@ def main():
     guest = ["bash", str(LAB / "guest" / "selftests.sh"), "--tests",
              str(ksft), "--out", str(out)] + \
         (["--install", str(install)] if install else []) + guest_mods
-    # A crash of the emulated machine (vm.sh exit 86: a guest kernel panic)
-    # is not a test result: the run is repeated once, and says so. A
-    # second crash fails.
-    for boot in (1, 2):
-        progress(f"booting the VM: {', '.join(n for n, _ in mods)}"
-                 + (" (again, after a guest crash)" if boot > 1 else ""))
-        for name, _ in mods:
-            shutil.rmtree(out / name, ignore_errors=True)
-        with open(out / f"console{'' if boot == 1 else '-2'}.log", "w") as log:
-            p = subprocess.Popen(["bash", str(LAB / "vm.sh"), "--"] + guest,
-                                 env=env, stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT, text=True, cwd=ROOT)
-            for line in p.stdout:
-                log.write(line)
-                if (KTAP.match(line) or line.startswith("[selftests.sh]")
-                        or line.startswith("vm.sh: ")):
-                    print(line, end="", file=sys.stderr, flush=True)
-            rc = p.wait()
-        if rc != 86:
-            break
-        print("selftests.py: the guest kernel crashed (console lines "
-              "above); repeating the run once", file=sys.stderr)
+    cmd = ["bash", str(LAB / "vm.sh"), "--"] + guest
+    rc, boot = run_guest(cmd, env, out, [n for n, _ in mods], "the VM",
+                         lambda b: "console.log" if b == 1 else
+                         "console-2.log", ("[selftests.sh]", "vm.sh: "))
 
     names = [n for n, _ in mods]
     results = parse_ktap(out, names)
-    npass = sum(r == "pass" for m in names for r in results.get(m, {}).values())
-    nfail = sum(r == "fail" for m in names for r in results.get(m, {}).values())
-    nskip = sum(r == "skip" for m in names for r in results.get(m, {}).values())
     if rc:
+        log = "console.log" if boot == 1 else "console-2.log"
         print(f"selftests.py: the VM run failed (rc {rc}), see "
-              f"{out / 'console.log'}", file=sys.stderr)
+              f"{out / log}", file=sys.stderr)
     if runner == "kselftest":
         expected_for_modes(expected, names, ksft,
                            env["LAN743X_REMOTE_MODES"].split(),
@@ -539,15 +566,9 @@ def main():
             expected[m] = {t: v for t, v in expected.get(m, {}).items()
                            if t in results.get(m, {})}
     bad = compare(results, expected, names)
-    for m in names:
-        for t, r in sorted(results.get(m, {}).items()):
-            w = expected.get(m, {}).get(t, ("not listed", ""))
-            why = f"  ({w[1]})" if w[1] and r in w[0].split("|") else ""
-            print(f"  {m:9s} {r:5s} {t}{why}")
-    for b in bad:
-        print(f"MISMATCH {b}")
-    print(f"selftests: {npass} passed, {nfail} failed"
-          + (f", {nskip} skipped" if nskip else "")
+    n = report(results, expected, names, bad)
+    print(f"selftests: {n['pass']} passed, {n['fail']} failed"
+          + (f", {n['skip']} skipped" if n["skip"] else "")
           + f"; {len(bad)} not as in {Path(args.expected).name}")
     sys.exit(1 if bad or rc or not results else 0)
 

@@ -9,7 +9,10 @@
 - lab/selftests.py: the results of a remote mode that does not run are
   not asked for (the ssh.* lines of net-next.txt in a netns-only run), and
   run_kselftest.sh's output of the ssh mode is named ssh.<test>; an
-  expected result may be two alternatives (skip|fail).
+  expected result may be two alternatives (skip|fail);
+- lab/selftests.py's run_guest() and report(), which lab/arm_selftests.py
+  shares: a guest crash (exit 86) boots once more, a second one is the
+  result; the report gives each result's reason and the counts.
 """
 import importlib.util
 import json
@@ -167,3 +170,52 @@ def test_expected_alternatives(tmp_path):
     f.write_text("series a.b skip|maybe  # x\n")
     with pytest.raises(SystemExit):
         selftests.load_expected(f)
+
+
+def test_guest_crash_is_run_again_once(tmp_path, capsys):
+    """run_guest(), shared by lab/selftests.py and lab/arm_selftests.py: a
+    crash of the emulated machine (exit 86) boots again once, with that
+    boot's environment and log; a second crash is the run's result."""
+    count = tmp_path / "boots"
+    count.write_text("")
+    script = tmp_path / "guest.sh"
+    # exits 86 on the boots listed in $CRASH, prints a KTAP line each time
+    script.write_text(
+        f'echo x >> "{count}"; n=$(wc -l < "{count}")\n'
+        'echo "ok $n boot_$n"; echo "noise $LOGVAR"\n'
+        'case " $CRASH " in *" $n "*) exit 86;; esac; exit 3\n')
+    env = {"PATH": "/usr/bin:/bin", "CRASH": "1"}
+    mkdir = tmp_path / "m"
+    mkdir.mkdir()
+    (mkdir / "stale").write_text("")
+    rc, boot = selftests.run_guest(
+        ["bash", str(script)], env, tmp_path, ["m"], "the test guest",
+        lambda b: f"log-{b}.txt", ("noise",),
+        boot_env=lambda b: {"LOGVAR": f"boot{b}"})
+    err = capsys.readouterr().err
+    assert (rc, boot) == (3, 2), err
+    assert not mkdir.exists(), "results of the crashed boot kept"
+    assert (tmp_path / "log-1.txt").read_text() == "ok 1 boot_1\nnoise boot1\n"
+    assert (tmp_path / "log-2.txt").read_text() == "ok 2 boot_2\nnoise boot2\n"
+    assert "repeating the run once" in err and "ok 2 boot_2" in err, err
+
+    count.write_text("")
+    env["CRASH"] = "1 2"
+    rc, boot = selftests.run_guest(
+        ["bash", str(script)], env, tmp_path, ["m"], "the test guest",
+        lambda b: f"log-{b}.txt", ("noise",))
+    assert (rc, boot) == (86, 2)
+    assert count.read_text().count("x") == 2, "booted more than twice"
+
+
+def test_report_counts_and_reasons(capsys):
+    results = {"series": {"a": "pass", "b": "fail", "c": "skip"}}
+    expected = {"series": {"a": ("pass", ""), "b": ("fail", "no XDP"),
+                           "c": ("pass", "")}}
+    bad = selftests.compare(results, expected, ["series"])
+    n = selftests.report(results, expected, ["series"], bad,
+                         tag=lambda m, t: " [x]" if t == "b" else "")
+    out = capsys.readouterr().out
+    assert n == {"pass": 1, "fail": 1, "skip": 1, "xfail": 0}
+    assert "  series    fail  b [x]  (no XDP)" in out, out
+    assert len(bad) == 1 and "MISMATCH" in out and " c" in out, out
