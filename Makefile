@@ -29,7 +29,7 @@ help:
 	@echo "make qemu    build QEMU with the lan7430 device model (cached)"
 	@echo "make outage  outage of live MTU changes, upstream vs series"
 	@echo "make soak    1000 live MTU/ring changes on the debug kernel (not CI)"
-	@echo "make arm-e2e ARMv7 guest (virt, non-coherent DMA): e2e upstream vs series"
+	@echo "make arm-e2e ARMv7 guest (virt, non-coherent DMA): e2e upstream vs series (STACK=6.12: the backport)"
 	@echo "make arm-bench ARMv7 guest: count-based A/B bench, upstream vs series (REPS=5)"
 	@echo "make arm-selftests ARMv7 guest: lan743x, hw and generic kselftests, upstream vs series"
 
@@ -83,7 +83,7 @@ outage: setup
 # the series (lab/arm-e2e.sh, docs/arm-guest.md). Not in `make test`;
 # tests/test_vm_arm.py runs it with LAN743X_ARM=1.
 arm-e2e: setup
-	@bash lab/arm-e2e.sh
+	@$(if $(STACK),STACK=$(STACK)) bash lab/arm-e2e.sh
 
 # The ARM bench (issue 16): upstream vs the series' module in the ARMv7
 # guest (non-coherent DMA), count-based figures per packet (DMA map/unmap/

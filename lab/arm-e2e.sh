@@ -1,8 +1,9 @@
 #!/bin/bash
 # `make arm-e2e`: the ARMv7 guest (issue 16) end to end. Builds (cached)
-# qemu-system-arm with the lan7430 model, the armv7-virt kernel of the 7.3
-# base, the Debian armhf rootfs, the upstream lan743x.ko (base) and the
-# series' (base + patches/net + patches/net-next), then boots the guest once
+# qemu-system-arm with the lan7430 model, the armv7-virt kernel of the
+# stack's base (7.3; STACK=6.12: 6.12), the Debian armhf rootfs, the
+# upstream lan743x.ko (base) and the series' (base + the stack's patches:
+# patches/net + patches/net-next, or patches/6.12), then boots the guest once
 # per module and runs lab/guest/e2e-arm.sh (the series' module with the
 # live MTU / ethtool -G changes). A guest crash (vm-arm.sh exit 86) is a lab
 # event: that boot is repeated once, and said so.
@@ -12,7 +13,15 @@
 # Prints each step's time, the SYNC lines of each module and a summary;
 # exit status 0 only if every module passed.
 . "$(dirname "$0")/common.sh"
-export LAB_BASE=7.3 STACK=net-next
+# STACK: net-next (default: the series on 7.3) or 6.12 (the backport on
+# 6.12 LTS, the kernel i.MX6 boards run); the base is the stack's
+case ${STACK:=net-next} in
+net-next | 6.12) ;;
+*) die "arm-e2e: STACK net-next or 6.12, not '$STACK'" ;;
+esac
+LAB_BASE=$(conf_get STACK "$STACK" BASE)
+export LAB_BASE STACK
+progress "arm-e2e: stack $STACK on Linux $LAB_BASE"
 LOGDIR=${ARM_E2E_LOGDIR:-$ROOT_DIR/results/arm-e2e-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$LOGDIR"
 t() { date +%s; }

@@ -13,28 +13,35 @@ build that fails is a test failure with its reason."""
 import os
 import re
 
+import pytest
 from conftest import VM_CPUS_ASKED, run
 
 
 def arm_env(**extra):
     """The environment of an ARM run: its guest keeps lab/vm-arm.sh's
     vCPUs (it runs alone) unless VM_CPUS was asked for."""
-    env = dict(os.environ, **extra)
+    env = dict(os.environ)
     env.pop("LAB_BASE", None)
     env.pop("STACK", None)
     if VM_CPUS_ASKED is None:
         env.pop("VM_CPUS", None)
+    env.update(extra)
     return env
 
 
-def test_arm_e2e_upstream_and_series(tmp_path):
-    env = arm_env(ARM_E2E_LOGDIR=str(tmp_path / "logs"))
+# net-next: the series on 7.3; 6.12: the backport on the LTS kernel that
+# i.MX6 boards run, each on its own base's armv7-virt kernel
+@pytest.mark.parametrize("stack", ["net-next", "6.12"])
+def test_arm_e2e_upstream_and_series(tmp_path, stack):
+    env = arm_env(ARM_E2E_LOGDIR=str(tmp_path / "logs"), STACK=stack)
     p = run(["bash", "lab/arm-e2e.sh"], env=env, timeout=3 * 3600)
     out = p.stdout + p.stderr
     print(out[-8000:])
     # a build step that failed says which (lab/arm-e2e.sh: "error: ...")
     assert p.returncode == 0, out[-8000:]
     assert "ARM-E2E: PASS" in out, out[-6000:]
+    base = {"net-next": "7.3", "6.12": "6.12"}[stack]
+    assert f"arm-e2e: stack {stack} on Linux {base}" in out, out[-6000:]
     for m in ("upstream", "series"):
         assert re.search(rf"^\[{m}\] E2E-ARM RESULT: PASS", out, re.MULTILINE), \
             f"{m}: no passing guest run\n" + out[-6000:]
