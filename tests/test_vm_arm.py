@@ -1,6 +1,7 @@
 """The ARMv7 guest (issue 16): `make arm-e2e` (lab/arm-e2e.sh) on QEMU's
 virt machine, Cortex-A15, 32-bit without LPAE, 1 GiB with highmem, the
-PCIe host NON-coherent: e2e with the upstream and the series' lan743x.ko,
+PCIe host NON-coherent: e2e with the upstream and the series' lan743x.ko
+of each stack on its base (net-next on 7.3, the 6.12 backport on 6.12),
 the series' live MTU / ethtool -G changes, and kprobe counts showing that
 the driver's DMA goes through arm's cache maintenance
 (arch_sync_dma_for_device/arch_sync_dma_for_cpu).
