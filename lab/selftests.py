@@ -546,16 +546,17 @@ def main():
              str(ksft), "--out", str(out)] + \
         (["--install", str(install)] if install else []) + guest_mods
     cmd = ["bash", str(LAB / "vm.sh"), "--"] + guest
+
+    def console(boot):
+        return "console.log" if boot == 1 else "console-2.log"
     rc, boot = run_guest(cmd, env, out, [n for n, _ in mods], "the VM",
-                         lambda b: "console.log" if b == 1 else
-                         "console-2.log", ("[selftests.sh]", "vm.sh: "))
+                         console, ("[selftests.sh]", "vm.sh: "))
 
     names = [n for n, _ in mods]
     results = parse_ktap(out, names)
     if rc:
-        log = "console.log" if boot == 1 else "console-2.log"
         print(f"selftests.py: the VM run failed (rc {rc}), see "
-              f"{out / log}", file=sys.stderr)
+              f"{out / console(boot)}", file=sys.stderr)
     if runner == "kselftest":
         expected_for_modes(expected, names, ksft,
                            env["LAN743X_REMOTE_MODES"].split(),
