@@ -189,15 +189,17 @@ else
 fi
 set_mtu 1500
 
-# 5. RSS: spread over the 4 RX channels with a real key and check queues
+# 5. RSS: 4 RX channels with a fixed key; known UDP flows from the peer
+# must land on the queues their Toeplitz hash picks from the table
 info "RSS"
-key=$(python3 -c 'import os;print(":".join("%02x"%b for b in os.urandom(40)))')
-if ethtool -X "$DUT" equal 4 hkey "$key" 2>/dev/null; then
+if ethtool -X "$DUT" equal 4 hkey "$(python3 "$HERE/rss.py" key)" 2>/dev/null; then
+    exp=$(python3 "$HERE/rss.py" expect "$PEER_IP" "$DUT_IP" "$(ethtool -x "$DUT")")
     before=$(ethtool -S "$DUT" | awk '/RX Queue [0-3] Frames/{printf "%s ",$NF}')
-    timeout 60 iperf3 -c "$PEER_IP" -P 8 -t 3 -R >/dev/null 2>&1
+    P python3 "$HERE/rss.py" send "$PEER_IP" "$DUT_IP"
+    sleep 1
     after=$(ethtool -S "$DUT" | awk '/RX Queue [0-3] Frames/{printf "%s ",$NF}')
-    used=$(python3 -c "b='$before'.split();a='$after'.split();print(sum(1 for x,y in zip(b,a) if int(y)-int(x)>10))")
-    [ "$used" -ge 2 ] && pass "RSS: $used RX queues used (before [$before] after [$after])" || fail "RSS: only $used queue(s) used (before [$before] after [$after])"
+    r=$(python3 "$HERE/rss.py" verify "$before" "$after" "$exp") &&
+        pass "RSS: $r" || fail "RSS: ${r:-rss.py failed} (before [$before] after [$after])"
     ethtool -X "$DUT" default 2>/dev/null || ethtool -X "$DUT" equal 1 2>/dev/null
 else
     fail "RSS: ethtool -X failed"
