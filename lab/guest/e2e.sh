@@ -196,8 +196,11 @@ if ethtool -X "$DUT" equal 4 hkey "$(python3 "$HERE/rss.py" key)" 2>/dev/null; t
     exp=$(python3 "$HERE/rss.py" expect "$PEER_IP" "$DUT_IP" "$(ethtool -x "$DUT")")
     before=$(ethtool -S "$DUT" | awk '/RX Queue [0-3] Frames/{printf "%s ",$NF}')
     P python3 "$HERE/rss.py" send "$PEER_IP" "$DUT_IP"
-    sleep 1
-    after=$(ethtool -S "$DUT" | awk '/RX Queue [0-3] Frames/{printf "%s ",$NF}')
+    for i in $(seq 1 20); do    # until the frames are counted, 10 s at most
+        after=$(ethtool -S "$DUT" | awk '/RX Queue [0-3] Frames/{printf "%s ",$NF}')
+        python3 "$HERE/rss.py" verify "$before" "$after" "$exp" >/dev/null && break
+        sleep 0.5
+    done
     r=$(python3 "$HERE/rss.py" verify "$before" "$after" "$exp") &&
         pass "RSS: $r" || fail "RSS: ${r:-rss.py failed} (before [$before] after [$after])"
     ethtool -X "$DUT" default 2>/dev/null || ethtool -X "$DUT" equal 1 2>/dev/null
