@@ -3,26 +3,31 @@
 
 iperf3's TCP flows take ephemeral ports the kernel picks, and with a random
 key all of them land on one RX queue now and then (8 flows whose ports differ
-in three bits: about one run in 64).  So the checks send flows of their own,
+in a few low bits: about one check in 32 to 64).  So the checks send flows of their own,
 from fixed ports, hashed with a fixed key, and compare each RX queue's frame
 count with the Toeplitz hash of every flow looked up in the device's
 indirection table as `ethtool -x` shows it.
 
-  rss.py key                      the key to give `ethtool -X ... hkey`
-  rss.py send SRC DST             (in the peer's netns) FLOWS x PER frames
-  rss.py expect SRC DST TABLE     frames per RX queue the flows should add
-  rss.py verify BEFORE AFTER EXP  compare "RX Queue n Frames" deltas
+  rss.py key                    the key to give `ethtool -X ... hkey`
+  rss.py check DEV NS SRC DST   send the flows from netns NS (SRC) to DST
+                                on DEV and compare DEV's "RX Queue n
+                                Frames" with the prediction
+  rss.py send SRC DST           (in the peer's netns) FLOWS x PER frames
 
-TABLE is the output of `ethtool -x`; BEFORE/AFTER/EXP are space-separated
-per-queue counts.  verify exits 0 when every queue that should get flows got
-at least its frames, no other queue got more than NOISE frames (ARP and
-other stray frames reach queue 0), and at least two queues got flows.
+check reads DEV's table (`ethtool -x`) and counters (`ethtool -S`), sends,
+and reads the counters again until the prediction holds, 10 s at most. It
+prints one line and exits 0 when every queue that should get flows got at
+least its frames, no other queue got more than NOISE frames (ARP and other
+stray frames reach queue 0), and at least two queues got flows; 1 when
+not; 2 when a command it runs fails.
 """
 import ipaddress
 import re
 import socket
 import struct
+import subprocess
 import sys
+import time
 
 # the Microsoft RSS verification key (its hash values are published)
 KEY = bytes.fromhex("6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b4"
@@ -90,18 +95,61 @@ def send(src, dst):
         s.close()
 
 
-def verify(before, after, exp):
-    b, a, e = ([int(x) for x in v.split()] for v in (before, after, exp))
-    if not len(b) == len(a) == len(e):
+def judge(before, after, exp):
+    """(ok, the line to print) for per-queue counts before/after and the
+    prediction exp (lists of ints)"""
+    if not len(before) == len(after) == len(exp):
         raise SystemExit("rss.py: queue counts of different lengths")
-    d = [y - x for x, y in zip(b, a)]
-    bad = [q for q in range(len(e))
-           if (e[q] and d[q] < e[q]) or (not e[q] and d[q] > NOISE)]
-    used = sum(1 for x in e if x)
+    d = [y - x for x, y in zip(before, after)]
+    bad = [q for q in range(len(exp))
+           if (exp[q] and d[q] < exp[q]) or (not exp[q] and d[q] > NOISE)]
+    used = sum(1 for x in exp if x)
     ok = not bad and used >= 2
-    print(f"{'ok' if ok else 'wrong'}: frames per RX queue {d}, the flows' "
-          f"hash predicts {e}" + (f"; queues {bad} differ" if bad else "") +
-          ("" if used >= 2 else "; the flows hash to one queue only"))
+    return ok, (f"{'ok' if ok else 'wrong'}: frames per RX queue {d}, the "
+                f"flows' hash predicts {exp}" +
+                (f"; queues {bad} differ" if bad else "") +
+                ("" if used >= 2 else "; the flows hash to one queue only"))
+
+
+def verify(before, after, exp):
+    """judge() on space-separated counts; prints the line"""
+    ok, line = judge(*([int(x) for x in v.split()]
+                       for v in (before, after, exp)))
+    print(line)
+    return ok
+
+
+def out_of(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if p.returncode:
+        print(f"rss.py: {' '.join(cmd)} failed: {p.stderr.strip()}",
+              file=sys.stderr)
+        sys.exit(2)
+    return p.stdout
+
+
+def rx_queue_frames(dev, nq=4):
+    """DEV's "RX Queue n Frames" of `ethtool -S`, queues 0..nq-1"""
+    got = dict(re.findall(r"RX Queue (\d+) Frames: (\d+)",
+                          out_of(["ethtool", "-S", dev])))
+    if any(str(q) not in got for q in range(nq)):
+        raise SystemExit(f"rss.py: ethtool -S {dev} lists no RX Queue "
+                         f"0..{nq - 1} Frames")
+    return [int(got[str(q)]) for q in range(nq)]
+
+
+def check(dev, ns, src, dst):
+    exp = expect(src, dst, out_of(["ethtool", "-x", dev]))
+    before = rx_queue_frames(dev)
+    out_of(["ip", "netns", "exec", ns, sys.executable, __file__, "send",
+            src, dst])
+    end = time.monotonic() + 10     # until the frames are counted
+    while True:
+        ok, line = judge(before, rx_queue_frames(dev), exp)
+        if ok or time.monotonic() >= end:
+            break
+        time.sleep(0.5)
+    print(line)
     return ok
 
 
@@ -110,10 +158,8 @@ def main(argv):
         print(":".join(f"{b:02x}" for b in KEY))
     elif argv[:1] == ["send"] and len(argv) == 3:
         send(argv[1], argv[2])
-    elif argv[:1] == ["expect"] and len(argv) == 4:
-        print(" ".join(str(x) for x in expect(argv[1], argv[2], argv[3])))
-    elif argv[:1] == ["verify"] and len(argv) == 4:
-        return 0 if verify(*argv[1:]) else 1
+    elif argv[:1] == ["check"] and len(argv) == 5:
+        return 0 if check(*argv[1:]) else 1
     else:
         print(__doc__, file=sys.stderr)
         return 2
