@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Write the README's results tables from the runs in measurements/.
+
+The README quotes the bench's figures in blocks between markers:
+
+    <!-- tables:NAME begin -->
+    ...generated...
+    <!-- tables:NAME end -->
+
+This script computes each block from the runs' summary.json files (median,
+min and max over the repetitions, as lab/bench/report.py writes them) and
+rewrites the blocks in place. With --check it changes nothing and exits 1
+when a block differs from what the runs give (a hand-edited figure, a run
+replaced without regenerating), so that `make test` catches the drift
+(tests/test_readme_tables.py).
+
+    python3 lab/bench/tables.py            # rewrite README.md's blocks
+    python3 lab/bench/tables.py --check    # exit 1 if README.md is stale
+    python3 lab/bench/tables.py --print    # print the blocks
+
+Every row names the run it comes from; a run is a directory of
+measurements/ listed in measurements/README.md.
+"""
+import argparse
+import difflib
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MEASUREMENTS = ROOT / "measurements"
+README = ROOT / "README.md"
+
+# The runs the README's tables come from (measurements/<run>/summary.json).
+X86 = "bench-fresh-20261126"        # make bench, defaults, net + net-next
+ARM = "arm-bench-20261126-armmode"  # make arm-bench REPS=5, net + net-next
+PINNED = "pinned-20261126"          # lab/bench/bench.py, pages held after RX
+ARM_TAG = "armv7-noncoherent"
+
+# (label, guest, run, swiotlb tag, cell pattern ({mtu}), metric, mtus)
+# TCP RX cells, per received frame unless the label says otherwise.
+RESULT_ROWS = [
+    ("DMA map calls/frame", "x86_64", X86, "swiotlb=off",
+     "tcp-rx-{mtu}", "dma map calls/pkt", (1500, 9000)),
+    ("DMA map calls/frame", "ARMv7", ARM, ARM_TAG,
+     "tcp-rx-{mtu}", "dma map calls/pkt", (1500, 9000)),
+    ("DMA map bytes/frame", "x86_64", X86, "swiotlb=off",
+     "tcp-rx-{mtu}", "map bytes/pkt", (1500, 9000)),
+    ("DMA map bytes/frame", "ARMv7", ARM, ARM_TAG,
+     "tcp-rx-{mtu}", "map bytes/pkt", (1500, 9000)),
+    ("DMA sync-for-device calls/frame", "x86_64", X86, "swiotlb=force",
+     "tcp-rx-{mtu}", "sync-dev calls/pkt", (1500, 9000)),
+    ("DMA sync-for-device calls/frame", "ARMv7", ARM, ARM_TAG,
+     "tcp-rx-{mtu}", "sync-dev calls/pkt", (1500, 9000)),
+    ("DMA sync-for-device bytes/frame", "x86_64", X86, "swiotlb=force",
+     "tcp-rx-{mtu}", "sync-dev bytes/pkt", (1500, 9000)),
+    ("DMA sync-for-device bytes/frame", "ARMv7", ARM, ARM_TAG,
+     "tcp-rx-{mtu}", "sync-dev bytes/pkt", (1500, 9000)),
+    ("DMA sync-for-CPU bytes/frame", "x86_64", X86, "swiotlb=force",
+     "tcp-rx-{mtu}", "sync-cpu bytes/pkt", (1500, 9000)),
+    ("DMA sync-for-CPU bytes/frame", "ARMv7", ARM, ARM_TAG,
+     "tcp-rx-{mtu}", "sync-cpu bytes/pkt", (1500, 9000)),
+    ("cache cleans (`arch_sync_dma_for_device`)/frame", "ARMv7", ARM,
+     ARM_TAG, "tcp-rx-{mtu}", "arch_sync_dma_for_device calls/pkt",
+     (1500, 9000)),
+    ("cache invalidates (`arch_sync_dma_for_cpu`)/frame", "ARMv7", ARM,
+     ARM_TAG, "tcp-rx-{mtu}", "arch_sync_dma_for_cpu calls/pkt",
+     (1500, 9000)),
+    ("RX tail doorbells/frame", "x86_64", X86, "swiotlb=off",
+     "tcp-rx-{mtu}", "RX tail writes/pkt", (1500, 9000)),
+    ("RX tail doorbells/frame", "ARMv7", ARM, ARM_TAG,
+     "tcp-rx-{mtu}", "RX tail writes/pkt", (1500, 9000)),
+    ("interrupts/frame (device)", "x86_64", X86, "swiotlb=off",
+     "tcp-rx-{mtu}", "emu IRQs/pkt", (1500, 9000)),
+    ("interrupts/frame (device)", "ARMv7", ARM, ARM_TAG,
+     "tcp-rx-{mtu}", "emu IRQs/pkt", (1500, 9000)),
+    ("order > 0 page allocations by lan743x/frame", "x86_64", X86,
+     "swiotlb=off", "tcp-rx-{mtu}", "driver order>0 allocs/pkt",
+     (1500, 9000)),
+    ("order > 0 page allocations, whole guest/frame", "ARMv7", ARM,
+     ARM_TAG, "tcp-rx-{mtu}", "order>0 allocs/pkt (all)", (1500, 9000)),
+    ("new page_pool pages/frame", "x86_64", X86, "swiotlb=off",
+     "tcp-rx-{mtu}", "page_pool new pages/pkt", (1500, 9000)),
+    ("frames that found no RX descriptor (per run)", "x86_64", X86,
+     "swiotlb=off", "tcp-rx-{mtu}", "emu RX no-desc drops", (1500, 9000)),
+    ("frames that found no RX descriptor (per run)", "ARMv7", ARM, ARM_TAG,
+     "tcp-rx-{mtu}", "emu RX no-desc drops", (1500, 9000)),
+    ("pages held per RX queue after the run", "x86_64", PINNED,
+     "swiotlb=off", "tcp-rx-{mtu}",
+     "pages held per RX queue after the run (freed at down)", (1500, 9000)),
+    ("KiB of page_pool pages taken at `ip link set up`", "x86_64", X86,
+     "swiotlb=off", "mem-up", "KiB of pages into lan743x page_pools at up",
+     (1500,)),
+]
+
+# A few rows of make bench's own table (lab/bench/report.py's layout).
+SAMPLE_RUN, SAMPLE_TAG = X86, "swiotlb=off"
+SAMPLE_ROWS = [
+    ("tcp-rx-1500", "dma map calls/pkt"),
+    ("tcp-rx-1500", "map bytes/pkt"),
+    ("tcp-rx-1500", "RX tail writes/pkt"),
+    ("tcp-rx-9000", "driver order>0 allocs/pkt"),
+    ("tcp-rx-9000", "map bytes/pkt"),
+    ("tcp-rx-9000", "RX tail writes/pkt"),
+]
+
+BLOCK = re.compile(r"(<!-- tables:(?P<name>[\w-]+) begin -->\n)(?P<body>.*?)"
+                   r"(<!-- tables:(?P=name) end -->)", re.S)
+
+
+def fmt(v):
+    """report.py's style: 3 significant figures, no exponent above 100."""
+    if v is None:
+        return "n/a"
+    if v == 0:
+        return "0"
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    s = f"{v:#.3g}"
+    return s[:-1] if s.endswith(".") else s
+
+
+def stat(s):
+    """median [min, max], or the median alone when every run agreed."""
+    if s is None:
+        return "n/a"
+    med, lo, hi = (fmt(s.get(k)) for k in ("median", "min", "max"))
+    return med if lo == hi == med else f"{med} [{lo}, {hi}]"
+
+
+_cache = {}
+
+
+def summary(run):
+    if run not in _cache:
+        path = MEASUREMENTS / run / "summary.json"
+        if not path.exists():
+            sys.exit(f"tables: {path.relative_to(ROOT)} is missing "
+                     "(a run the README quotes was moved or removed)")
+        _cache[run] = json.loads(path.read_text())
+    return _cache[run]
+
+
+def lookup(run, tag, cell, module, metric):
+    try:
+        return summary(run)[tag][cell][module][metric]
+    except KeyError:
+        return None
+
+
+def results_block():
+    out = [
+        "| TCP receive | guest | MTU 1500: upstream → series "
+        "| MTU 9000: upstream → series | run |",
+        "|---|---|---|---|---|",
+    ]
+    for label, guest, run, tag, cell, metric, mtus in RESULT_ROWS:
+        cols = []
+        for mtu in (1500, 9000):
+            if mtu not in mtus:
+                cols.append("")
+                continue
+            c = cell.format(mtu=mtu)
+            up = lookup(run, tag, c, "upstream", metric)
+            se = lookup(run, tag, c, "series", metric)
+            if up is None and se is None:
+                sys.exit(f"tables: {run} has no {tag}/{c}/{metric}")
+            cols.append(f"{stat(up)} → {stat(se)}")
+        where = f"`{run}`" + (f" {tag}" if tag != ARM_TAG else "")
+        out.append(f"| {label} | {guest} | {cols[0]} | {cols[1]} | {where} |")
+    out += [
+        "",
+        "Median [min, max] of 5 runs (one value where all five agreed); "
+        "upstream = the base's unmodified module, series = net + net-next. "
+        f"The bench's figure of that run (series/upstream for every row): "
+        f"[`measurements/{X86}/ratios.png`](measurements/{X86}/ratios.png).",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def sample_block():
+    out = ["```", f"## {SAMPLE_TAG}", "",
+           "| cell | metric | upstream | series | series/A |",
+           "|---|---|---|---|---|"]
+    for cell, metric in SAMPLE_ROWS:
+        up = lookup(SAMPLE_RUN, SAMPLE_TAG, cell, "upstream", metric)
+        se = lookup(SAMPLE_RUN, SAMPLE_TAG, cell, "series", metric)
+        ratio = ("n/a" if not up or not se or not up["median"]
+                 else fmt(se["median"] / up["median"]))
+        out.append(f"| {cell} | {metric} | {stat(up)} | {stat(se)} "
+                   f"| {ratio} |")
+    out += ["...", "```",
+            f"(rows of `measurements/{SAMPLE_RUN}/table.md`)"]
+    return "\n".join(out) + "\n"
+
+
+BLOCKS = {"results": results_block, "bench-sample": sample_block}
+
+
+def rewrite(text):
+    """Return text with every known block regenerated, and the names of
+    the blocks found."""
+    found = []
+
+    def sub(m):
+        name = m.group("name")
+        if name not in BLOCKS:
+            sys.exit(f"tables: unknown block tables:{name}")
+        found.append(name)
+        return m.group(1) + BLOCKS[name]() + m.group(4)
+
+    return BLOCK.sub(sub, text), found
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--readme", type=Path, default=README)
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 if the blocks differ from the runs")
+    ap.add_argument("--print", action="store_true", dest="show",
+                    help="print the generated blocks")
+    a = ap.parse_args(argv)
+    if a.show:
+        for name, fn in BLOCKS.items():
+            print(f"<!-- tables:{name} -->\n{fn()}")
+        return 0
+    old = a.readme.read_text()
+    new, found = rewrite(old)
+    missing = sorted(set(BLOCKS) - set(found))
+    if missing:
+        print(f"tables: {a.readme} lacks the block(s) {', '.join(missing)}",
+              file=sys.stderr)
+        return 1
+    if a.check:
+        if new != old:
+            sys.stdout.writelines(difflib.unified_diff(
+                old.splitlines(True), new.splitlines(True),
+                str(a.readme), "generated from measurements/"))
+            print(f"tables: {a.readme} is stale: run "
+                  "python3 lab/bench/tables.py", file=sys.stderr)
+            return 1
+        print(f"tables: {a.readme} matches measurements/")
+        return 0
+    if new != old:
+        a.readme.write_text(new)
+        print(f"tables: rewrote {', '.join(found)} in {a.readme}")
+    else:
+        print(f"tables: {a.readme} already up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

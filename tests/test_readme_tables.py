@@ -1,0 +1,67 @@
+"""README.md's results tables are generated from measurements/ by
+lab/bench/tables.py and cannot drift; every run is in the measurements
+index once; every run the README and docs/ name exists."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLES = ROOT / "lab" / "bench" / "tables.py"
+MEAS = ROOT / "measurements"
+
+
+def run_tables(*args):
+    return subprocess.run([sys.executable, str(TABLES), *args],
+                          capture_output=True, text=True, cwd=ROOT)
+
+
+def test_readme_tables_match_measurements():
+    r = run_tables("--check")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_hand_edited_figure_fails_check(tmp_path):
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- tables:results begin -->\n(.*?)"
+                      r"<!-- tables:results end -->", readme, re.S)
+    assert block, "README.md has no tables:results block"
+    row = next(l for l in block.group(1).splitlines()
+               if l.startswith("| DMA map bytes/frame | x86_64 |"))
+    edited = row.replace("→ 734", "→ 634", 1)
+    assert edited != row, row
+    copy = tmp_path / "README.md"
+    copy.write_text(readme.replace(row, edited))
+    r = run_tables("--check", "--readme", str(copy))
+    assert r.returncode == 1
+    assert "stale" in r.stderr
+    assert "-" + edited in r.stdout and "+" + row in r.stdout
+    # regenerating restores the figure
+    assert run_tables("--readme", str(copy)).returncode == 0
+    assert copy.read_text() == readme
+
+
+def runs():
+    top = [p.name for p in MEAS.iterdir()
+           if p.is_dir() and p.name != "archive"]
+    arch = ["archive/" + p.name for p in (MEAS / "archive").iterdir()
+            if p.is_dir()] if (MEAS / "archive").is_dir() else []
+    return top + arch
+
+
+def test_index_has_one_line_per_run():
+    index = (MEAS / "README.md").read_text().splitlines()
+    for run in runs():
+        lines = [l for l in index if l.startswith(f"| `{run}/` |")]
+        assert len(lines) == 1, f"{run}: {len(lines)} index lines"
+    listed = re.findall(r"^\| `([\w./-]+)/` \|", "\n".join(index), re.M)
+    assert sorted(listed) == sorted(runs())
+
+
+def test_quoted_runs_exist():
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for doc in docs:
+        for ref in re.findall(r"measurements/([\w.-]+(?:/[\w.-]+)*)",
+                              doc.read_text()):
+            ref = ref.rstrip(".")
+            assert (MEAS / ref).exists(), f"{doc.name}: measurements/{ref}"
