@@ -12,6 +12,7 @@ import sys
 
 
 def qmp(sock_path, cmds):
+    """Run QMP commands CMDS on the socket SOCK_PATH: their returns."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(sock_path)
     f = s.makefile("rw")
@@ -26,13 +27,14 @@ def qmp(sock_path, cmds):
                 continue
             break
         if "error" in r:
-            raise SystemExit("QMP error: %s" % r["error"])
+            raise SystemExit(f"QMP error: {r['error']}")
         out.append(r.get("return"))
     s.close()
     return out[1:]
 
 
 def main():
+    """Parse the command line, run the operation, print its result."""
     args = [a for a in sys.argv[1:] if not a.startswith("--path")]
     path = "/machine/peripheral/dut"
     for a in sys.argv[1:]:
@@ -46,8 +48,8 @@ def main():
                      "value": True}}])
         print("reset")
         return
-    (r,) = qmp(sock, [{"execute": "qom-get", "arguments":
-                       {"path": path, "property": "counters"}}])
+    r = qmp(sock, [{"execute": "qom-get", "arguments":
+                    {"path": path, "property": "counters"}}])[0]
     d = json.loads(r)
     print(json.dumps(d, indent=None if op == "raw" else 1))
 

@@ -10,6 +10,7 @@ and the window a receive channel was stopped (see window()), from kprobes.
 usage: outage.py --setup                  once per boot, before loading lan743x
        outage.py DUT NS N [RATE] [GAP]   prints one JSON object
 """
+import itertools
 import json
 import os
 import socket
@@ -112,15 +113,15 @@ def window(evs, t0, t1):
 
 def udp_rcvbuf_errors():
     """Datagrams the kernel dropped because the socket was full."""
-    lines = [ln.split() for ln in Path("/proc/net/snmp").read_text()
-             .splitlines() if ln.startswith("Udp:")]
+    lines = [ln.split() for ln in Path("/proc/net/snmp").read_text(
+        encoding="utf-8").splitlines() if ln.startswith("Udp:")]
     return int(dict(zip(lines[0][1:], lines[1][1:]))["RcvbufErrors"])
 
 
 def ethtool_stats(dut):
     """ethtool -S counters of DUT as a dict."""
     out = subprocess.run(["ethtool", "-S", dut], capture_output=True,
-                         text=True).stdout
+                         text=True, check=False).stdout
     st = {}
     for ln in out.splitlines()[1:]:
         k, _, v = ln.rpartition(":")
@@ -130,13 +131,15 @@ def ethtool_stats(dut):
 
 
 def main():
+    """Set the kprobes up (--setup), or measure and print the outage."""
     if sys.argv[1:] == ["--setup"]:
         sys.exit(0 if kprobes_setup() else 1)
     dut, ns, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     rate = float(sys.argv[4]) if len(sys.argv) > 4 else 1000
     gap = float(sys.argv[5]) if len(sys.argv) > 5 else 0.6
     # a receiver starved of CPU must not lose datagrams in its socket
-    Path("/proc/sys/net/core/rmem_max").write_text(str(16 << 20))
+    Path("/proc/sys/net/core/rmem_max").write_text(str(16 << 20),
+                                                  encoding="utf-8")
     rs = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rs.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
     sockdrop0 = udp_rcvbuf_errors()
@@ -156,7 +159,7 @@ def main():
         while not stop[0]:
             try:
                 b = rs.recv(2048)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             arr.append((time.monotonic(), int.from_bytes(b[:8], "big")))
 
@@ -189,8 +192,8 @@ def main():
     res = {"changes": n, "rate": rate, "received": len(arr),
            "sent": sent,
            "lost_total": sent - len({s for _, s in arr}),
-           "device_drops": {k: st1[k] - st0.get(k, 0) for k in st1
-                            if st1[k] != st0.get(k, 0) and
+           "device_drops": {k: v - st0.get(k, 0) for k, v in st1.items()
+                            if v != st0.get(k, 0) and
                             any(w in k.lower() for w in
                                 ("drop", "err", "miss", "fifo", "discard"))},
            "socket_drops": udp_rcvbuf_errors() - sockdrop0,
@@ -201,12 +204,13 @@ def main():
         if len(w) < 2:
             res["lost"].append(None)
             continue
-        res["gap_ms"].append(max(b[0] - a[0] for a, b in zip(w, w[1:])) * 1000)
+        res["gap_ms"].append(max(b[0] - a[0]
+                                  for a, b in itertools.pairwise(w)) * 1000)
         res["lost"].append((w[-1][1] - w[0][1] + 1) - len({s for _, s in w}))
         res["cmd_ms"].append((t1 - t0) * 1000)
         if probed:
             res["window_ms"].append(window(evs, t0, t1))
-    base = [(b[0] - a[0]) * 1000 for a, b in zip(arr, arr[1:])
+    base = [(b[0] - a[0]) * 1000 for a, b in itertools.pairwise(arr)
             if b[0] < changes[0][0] - 0.1]
     res["baseline_gap_ms_max"] = max(base) if base else None
     for k in ("lost", "gap_ms", "cmd_ms", "window_ms"):

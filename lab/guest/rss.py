@@ -87,6 +87,7 @@ def expect(src, dst, text, nq=4):
 
 
 def send(src, dst):
+    """From SRC, PER datagrams to DST on each of the FLOWS flows."""
     for i in range(FLOWS):
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.bind((src, SPORT + i))
@@ -120,6 +121,7 @@ def verify(before, after, exp):
 
 
 def out_of(cmd):
+    """CMD's standard output; exits 2 with its stderr if it fails."""
     p = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if p.returncode:
         print(f"rss.py: {' '.join(cmd)} failed: {p.stderr.strip()}",
@@ -139,6 +141,8 @@ def rx_queue_frames(dev, nq=4):
 
 
 def check(dev, ns, src, dst):
+    """Send the flows from NS and judge DEV's RX queue counts against
+    the hash's prediction (for 10 s at most); prints the line."""
     exp = expect(src, dst, out_of(["ethtool", "-x", dev]))
     before = rx_queue_frames(dev)
     out_of(["ip", "netns", "exec", ns, sys.executable, __file__, "send",
@@ -154,6 +158,7 @@ def check(dev, ns, src, dst):
 
 
 def main(argv):
+    """The command of __doc__: its exit status."""
     if argv[:1] == ["key"]:
         print(":".join(f"{b:02x}" for b in KEY))
     elif argv[:1] == ["send"] and len(argv) == 3:

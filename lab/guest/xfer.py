@@ -11,6 +11,7 @@ import time
 
 
 def recv(port):
+    """Accept one connection on PORT, print the sha256 and size of its data."""
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("0.0.0.0", port))
@@ -30,6 +31,7 @@ def recv(port):
 
 
 def send(host, port, path):
+    """Send the file PATH to HOST:PORT, print its sha256 and size."""
     h = hashlib.sha256()
     n = 0
     for _ in range(100):
