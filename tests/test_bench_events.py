@@ -10,7 +10,7 @@ import sys
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "lab" / "guest"))
-import bench_guest  # noqa: E402
+import bench_guest
 
 PCI = "0000:00:09.0"
 LINE = ("          <idle>-0       [001] ..s1.   12.345678: {ev}: "
@@ -19,12 +19,14 @@ LINE = ("          <idle>-0       [001] ..s1.   12.345678: {ev}: "
 
 
 def parse(lines):
+    """bench_guest.Tracer.parse() of the trace LINES of the DUT."""
     t = bench_guest.Tracer.__new__(bench_guest.Tracer)
     t.dut, t.pci = "enp0s9", PCI
     return t.parse("\n".join(lines) + "\n", 0)
 
 
 def test_map_calls_counted_under_either_name():
+    """dma_map_page (6.12) and dma_map_phys (7.3) count alike."""
     for ev in ("dma_map_page", "dma_map_phys"):
         out = parse([LINE.format(ev=ev)] * 3)
         assert out["dma_map_page_from_device_calls"] == 3, (ev, out)
@@ -34,6 +36,7 @@ def test_map_calls_counted_under_either_name():
 
 
 def test_7_3_events_are_picked():
+    """7.3's events are all found, dma_map_phys among them."""
     have = {"napi/napi_poll", "dma/dma_map_phys", "dma/dma_unmap_phys",
             "dma/dma_sync_single_for_cpu", "dma/dma_sync_single_for_device",
             "net/netif_receive_skb", "net/napi_gro_receive_entry",
@@ -41,10 +44,11 @@ def test_7_3_events_are_picked():
             "page_pool/page_pool_state_release", "kmem/mm_page_alloc"}
     found, missing = bench_guest.pick_events(have.__contains__)
     assert "dma/dma_map_phys" in found and "dma/dma_unmap_phys" in found
-    assert missing == []
+    assert not missing, missing
 
 
 def test_a_kernel_without_map_events_is_named():
+    """A kernel with neither map event is reported as missing one."""
     have = {"napi/napi_poll", "dma/dma_sync_single_for_cpu"}
     _, missing = bench_guest.pick_events(have.__contains__)
     assert "dma/dma_map_page or dma/dma_map_phys" in missing

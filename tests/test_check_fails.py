@@ -6,13 +6,13 @@ problem; `make check` must exit non-zero and name the patch and the check.
 import re
 
 import pytest
-
 from conftest import make_patch, run
 
 INCLUDE_END = "#include \"lan743x_main.h\"\n"
 
 
 def after_includes(text, snippet):
+    """TEXT with SNIPPET inserted after its last #include."""
     assert INCLUDE_END in text
     return text.replace(INCLUDE_END, INCLUDE_END + snippet, 1)
 
@@ -39,6 +39,7 @@ FIXTURES = {
 
 @pytest.mark.parametrize("name", sorted(FIXTURES))
 def test_check_fails_on_fixture(name, srctree, tmp_path):
+    """make check fails on the fixture NAME and names its patch and check."""
     edit, check, *path = FIXTURES[name]
     pdir = make_patch(srctree, tmp_path, name, edit, *path)
     p = run(["make", "-s", "check", f"PATCHES={pdir}", f"CHECKS={check}"])
@@ -47,7 +48,7 @@ def test_check_fails_on_fixture(name, srctree, tmp_path):
     # "FAIL <stack>:<dir>/<patch> <check>": the fixtures are checked on
     # the default stack's base
     assert re.search(rf"^FAIL \S+/0001-net-lan743x-lab-fixture-{name}\.patch "
-                     rf"{check}$", out, re.M), out
+                     rf"{check}$", out, re.MULTILINE), out
     assert re.search(r"check: \d+ passed, [1-9]\d* failed", out), out
 
 

@@ -22,6 +22,7 @@ import rss
 
 
 def table_text(entries, per_line=8):
+    """`ethtool -x` output of the indirection table ENTRIES."""
     lines = ["RX flow hash indirection table for enp0s9 with 4 RX ring(s):"]
     for r in range(0, len(entries), per_line):
         lines.append(f"{r:5d}: " + " ".join(f"{e:5d}"
@@ -32,6 +33,7 @@ def table_text(entries, per_line=8):
 
 
 def test_toeplitz_published_vectors():
+    """Microsoft's verification vectors, IPv4 with and without ports."""
     src = ipaddress.IPv4Address("66.9.149.187").packed
     dst = ipaddress.IPv4Address("161.142.100.80").packed
     assert rss.toeplitz(rss.KEY, src + dst) == 0x323E8FC2
@@ -45,6 +47,8 @@ def test_toeplitz_published_vectors():
 
 
 def test_expect_reads_the_table():
+    """The prediction follows the table; a table of 100 entries is an
+    error."""
     spread = table_text([i % 4 for i in range(128)])
     e = rss.expect("10.74.30.2", "10.74.30.1", spread)
     assert sum(e) == rss.FLOWS * rss.PER
@@ -57,6 +61,7 @@ def test_expect_reads_the_table():
 
 
 def test_verify_fails_what_it_guards(capsys):
+    """verify() passes the predicted spread and fails the three wrong ones."""
     e = rss.expect("10.74.30.2", "10.74.30.1",
                    table_text([i % 4 for i in range(128)]))
     before = [1000, 0, 0, 0]
