@@ -37,16 +37,16 @@ setup:
 	@bash lab/setup.sh
 
 tree: setup
-	@$(if $(STACK),STACK=$(STACK)) bash lab/tree.sh
+	@$(if $(STACK),STACK=$(STACK)) bash lab/series/tree.sh
 
 export:
-	@$(if $(STACK),STACK=$(STACK)) bash lab/export.sh
+	@$(if $(STACK),STACK=$(STACK)) bash lab/series/export.sh
 
 check: setup
-	@$(PY) lab/check.py $(if $(STACK),--stack $(STACK)) $(if $(PATCHES),--patches $(PATCHES)) $(if $(CHECKS),--checks $(CHECKS))
+	@$(PY) lab/series/check.py $(if $(STACK),--stack $(STACK)) $(if $(PATCHES),--patches $(PATCHES)) $(if $(CHECKS),--checks $(CHECKS))
 
 kernel: setup
-	@bash lab/kbuild.sh kernel guest
+	@bash lab/kernel/kbuild.sh kernel guest
 
 qemu: setup
 	@bash emulator/build.sh
@@ -55,11 +55,11 @@ unit: setup
 	@$(PY) -m pytest -q tests
 
 test: setup
-	@$(PY) lab/check.py
+	@$(PY) lab/series/check.py
 	@$(PY) -m pytest -q -rs --durations=25 $(PYTEST_XDIST) tests
 
 bench: setup
-	@$(PY) lab/bench.py
+	@$(PY) lab/bench/bench.py
 
 # Long soak on the debug kernel (KASAN, kmemleak, lockdep, DMA-API debug):
 # too long for CI. Builds the debug kernel (~30-45 min cold) and the
@@ -67,36 +67,36 @@ bench: setup
 # and ring-size changes under bidirectional TCP traffic and checks for
 # splats, leaked page_pool pages and kmemleak reports (lab/guest/soak.sh).
 soak: setup
-	@mkdir -p results && obj=$$(bash lab/kbuild.sh kernel debug) && \
-	  ko=$$(bash lab/kbuild.sh module debug series) && \
+	@mkdir -p results && obj=$$(bash lab/kernel/kbuild.sh kernel debug) && \
+	  ko=$$(bash lab/kernel/kbuild.sh module debug series) && \
 	  KERNEL=$$obj/arch/x86/boot/bzImage MODDIR=$$obj/mods VM_MEM=4G \
 	  LAN743X_SOAK_CHANGES=$${SOAK_CHANGES:-1000} \
-	  LAN743X_YNL=$$(bash lab/kbuild.sh srcrepo)/tools/net/ynl VM_TIMEOUT=14400 \
-	  bash lab/vm.sh lab/guest/soak.sh "$$ko" | tee results/soak-$$(date +%Y%m%d-%H%M%S).log
+	  LAN743X_YNL=$$(bash lab/kernel/kbuild.sh srcrepo)/tools/net/ynl VM_TIMEOUT=14400 \
+	  bash lab/vm/vm.sh lab/guest/soak.sh "$$ko" | tee results/soak-$$(date +%Y%m%d-%H%M%S).log
 
-# Outage of live MTU changes, upstream vs the series (lab/outage.py).
+# Outage of live MTU changes, upstream vs the series (lab/bench/outage.py).
 outage: setup
-	@$(PY) lab/outage.py $(if $(MODULES),--modules $(MODULES))
+	@$(PY) lab/bench/outage.py $(if $(MODULES),--modules $(MODULES))
 
-# The ARMv7 guest (issue 16): qemu-system-arm, the armv7-virt kernel, a
+# The ARMv7 guest: qemu-system-arm, the armv7-virt kernel, a
 # Debian armhf initramfs; e2e + DMA cache maintenance counts, upstream vs
-# the series (lab/arm-e2e.sh, docs/arm-guest.md). Not in `make test`;
+# the series (lab/vm/arm-e2e.sh, docs/arm-guest.md). Not in `make test`;
 # tests/test_vm_arm.py runs it with LAN743X_ARM=1.
 arm-e2e: setup
-	@$(if $(STACK),STACK=$(STACK)) bash lab/arm-e2e.sh
+	@$(if $(STACK),STACK=$(STACK)) bash lab/vm/arm-e2e.sh
 
-# The ARM bench (issue 16): upstream vs the series' module in the ARMv7
+# The ARM bench: upstream vs the series' module in the ARMv7
 # guest (non-coherent DMA), count-based figures per packet (DMA map/unmap/
 # sync calls and bytes, arch_sync_dma_for_* calls, page allocations,
 # doorbells); results/arm-bench-<time>/ (records.jsonl, table.md).
-# lab/arm_bench.py --help; docs/arm-guest.md "ARM bench".
+# lab/bench/arm_bench.py --help; docs/arm-guest.md "ARM bench".
 arm-bench: setup
-	@$(PY) lab/arm_bench.py $(if $(REPS),--reps $(REPS)) $(if $(CELLS),--cells $(CELLS)) $(if $(MODULES),--modules $(MODULES))
+	@$(PY) lab/bench/arm_bench.py $(if $(REPS),--reps $(REPS)) $(if $(CELLS),--cells $(CELLS)) $(if $(MODULES),--modules $(MODULES))
 
 # The lan743x kselftests, our hw tests and the kernel's generic driver
-# tests in the ARMv7 guest (issue 16), upstream vs the series' module, both
-# remote modes: as lab/selftests.py in the x86_64 VM, compared with the
+# tests in the ARMv7 guest, upstream vs the series' module, both
+# remote modes: as lab/selftests/selftests.py in the x86_64 VM, compared with the
 # same expectations plus the ARM differences in
-# lab/selftests-expected/net-next-armv7.txt. Not in `make test` (time).
+# lab/selftests/expected/net-next-armv7.txt. Not in `make test` (time).
 arm-selftests: setup
-	@$(PY) lab/arm_selftests.py $(if $(MODULES),--modules "$(MODULES)")
+	@$(PY) lab/selftests/arm_selftests.py $(if $(MODULES),--modules "$(MODULES)")

@@ -151,7 +151,7 @@ EOS
 
 # guest_tools: newer user-space tools for the VM guest (which runs on the
 # host's root file system) in $CACHE/tools/bin, put first on the guest's
-# PATH by lab/vm.sh: trixie's ethtool (Debian 12's 6.1 has no --json for
+# PATH by lab/vm/vm.sh: trixie's ethtool (Debian 12's 6.1 has no --json for
 # -g, which the kernel's hw/pp_alloc_fail.py uses). Nothing is installed
 # into the system.
 GUEST_ETHTOOL_SUITE=trixie

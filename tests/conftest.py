@@ -7,7 +7,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = ROOT / "lab"
-sys.path.insert(0, str(LAB))
+# the lab's Python modules, by concern (check, bench, report, selftests, qmp)
+for _d in ("series", "bench", "selftests", "vm"):
+    sys.path.insert(0, str(LAB / _d))
 DRV = "drivers/net/ethernet/microchip"
 
 
@@ -22,7 +24,7 @@ VM_STACKS = [s for s in os.environ.get(
     "LAN743X_VM_STACKS", "net-next,6.12").split(",") if s]
 
 
-# The suite's guests get one vCPU each (VM_CPUS, lab/vm.sh; a test that
+# The suite's guests get one vCPU each (VM_CPUS, lab/vm/vm.sh; a test that
 # needs two says so, tests/test_review_bugs.py): make test runs three
 # of them side by side on two cores. With two vCPUs each, two guests kept
 # four TCG threads on the two cores and a spinning vCPU waited for a
@@ -80,7 +82,7 @@ def stack(request):
 @pytest.fixture(scope="session")
 def srctree():
     """The cached base source tree (created by kbuild.sh if missing)."""
-    p = run(["bash", "lab/kbuild.sh", "srctree"])
+    p = run(["bash", "lab/kernel/kbuild.sh", "srctree"])
     assert p.returncode == 0, p.stderr
     return Path(p.stdout.strip().splitlines()[-1])
 
@@ -145,5 +147,5 @@ def vm_inputs(stack=None):
     qemu = qemu_build()
     env = stack_env(stack) if stack else None
     obj = lab_built(f"the guest kernel ({stack or 'default stack'})",
-                    ["bash", "lab/kbuild.sh", "kernel", "guest"], env=env)
+                    ["bash", "lab/kernel/kbuild.sh", "kernel", "guest"], env=env)
     return qemu, obj

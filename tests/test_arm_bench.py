@@ -1,14 +1,14 @@
-"""The ARM bench's parsing (lab/arm_bench.py, issue 16), no VM: console
+"""The ARM bench's parsing (lab/bench/arm_bench.py), no VM: console
 lines of lab/guest/bench_guest.py --rpc console --echo-records, the
 emulator counters merged into the records, the function tracer's
 arch_sync_dma_for_device/_for_cpu lines counted per function and caller,
-and lab/report.py's per-packet figures of them."""
+and lab/bench/report.py's per-packet figures of them."""
 import json
 import sys
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "lab"))
+sys.path.insert(0, str(ROOT / "lab" / "bench"))
 sys.path.insert(0, str(ROOT / "lab" / "guest"))
 import arm_bench  # noqa: E402
 import bench_guest  # noqa: E402

@@ -1,7 +1,7 @@
 """The bench survives a crash of the emulated machine: a guest kernel panic
 (here injected with sysrq 'c' at the second repetition, as the int3 of text
 patching under multi-threaded TCG does at random) is detected from the
-guest console by lab/vm.sh (exit 86, oops lines on stderr), the bench
+guest console by lab/vm/vm.sh (exit 86, oops lines on stderr), the bench
 re-boots the VM and resumes at the repetition it lost, and no record
 written before the crash is lost or measured twice."""
 import json
@@ -16,7 +16,7 @@ def test_bench_resumes_after_guest_crash(tmp_path):
     # cold cache builds them here; a failed build fails with its reason)
     vm_inputs()
     env = dict(os.environ, LAN743X_BENCH_CRASH_AT="2")
-    p = run(["python3", "lab/bench.py", "--variant", "guest", "--reps", "2",
+    p = run(["python3", "lab/bench/bench.py", "--variant", "guest", "--reps", "2",
              "--secs", "1", "--modules", "upstream,series", "--cells",
              "udp-burst",
              "--swiotlb", "off", "--out", str(out)], env=env, timeout=1800)

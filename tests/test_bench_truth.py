@@ -18,7 +18,7 @@ def records(tmp_path_factory, stack):
     # limit: on a cold cache they take longer than the bench itself, and a
     # build that fails fails here with its reason
     vm_inputs(stack)
-    p = run(["python3", "lab/bench.py", "--variant", "guest", "--reps", "1",
+    p = run(["python3", "lab/bench/bench.py", "--variant", "guest", "--reps", "1",
              "--cells", "udp-burst", "--swiotlb", "off", "--out", str(out)],
             timeout=1500, env=stack_env(stack))
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]

@@ -1,5 +1,5 @@
 """The LAN7430 model's wire pacing and fault injection, driven over QMP
-(lab/qmp.py) against the UNMODIFIED upstream lan743x module in the lab VM.
+(lab/vm/qmp.py) against the UNMODIFIED upstream lan743x module in the lab VM.
 
 One VM for the whole module (boot ~15-30 s under TCG); total ~2-3 min.
 Skips (with the reason) when vng, the QEMU build or the guest kernel are not
@@ -48,7 +48,7 @@ def stack(request):
 def vm(stack):
     qemu, obj = vm_inputs(stack)
     ko = lab_built(f"the {stack} base's lan743x module",
-                   ["bash", "lab/kbuild.sh", "module", "guest", "base"],
+                   ["bash", "lab/kernel/kbuild.sh", "module", "guest", "base"],
                    env=stack_env(stack))
     try:
         v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",

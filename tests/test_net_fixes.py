@@ -3,7 +3,7 @@ base: on Linux 7.3 (the `net` stack: base + patches/net/) and on 6.12
 (the backport, whose first three patches are the same fixes: base +
 patches/6.12/ 1-3, so that the stable backport is tested on its own).
 
-The module under test has the fixes (`lab/kbuild.sh module guest series`
+The module under test has the fixes (`lab/kernel/kbuild.sh module guest series`
 for net, `... series:3` for 6.12) unless LAN743X_NET_FIXES_MODULE=base
 selects the base's unmodified module (`... module guest base`): every test
 below must pass with the fixes and fail without them, which that setting
@@ -100,7 +100,7 @@ def modules(stack, module):
     ko = os.environ.get("LAN743X_NET_FIXES_KO")
     if not ko:
         ko = lab_built(f"the {stack} stack's lan743x module ({module})",
-                       ["bash", "lab/kbuild.sh", "module", "guest", module],
+                       ["bash", "lab/kernel/kbuild.sh", "module", "guest", module],
                        env=stack_env(stack))
     return qemu, obj, ko
 

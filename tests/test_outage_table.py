@@ -1,9 +1,9 @@
-"""lab/outage.py: the table totals lost packets, device drops and the
+"""lab/bench/outage.py: the table totals lost packets, device drops and the
 emulator's FIFO holds per module, and says n/a where a figure is missing."""
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab" / "bench"))
 from outage import table  # noqa: E402
 
 

@@ -1,10 +1,10 @@
-"""lab/report.py: figures counted from trace lines are dropped, not
+"""lab/bench/report.py: figures counted from trace lines are dropped, not
 under-reported, when the trace ring buffer overran; the pinned RX pages
 after a run, per queue and for the busiest one."""
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab" / "bench"))
 from report import metrics  # noqa: E402
 
 

@@ -6,11 +6,11 @@
   import it from there): an iperf3 JSON without a result (the
   UDP flood of napi.irq_rearm had no "sum" with a broken module) is a
   failure with a message, no KeyError; a TCP and a UDP result are read;
-- lab/selftests.py: the results of a remote mode that does not run are
+- lab/selftests/selftests.py: the results of a remote mode that does not run are
   not asked for (the ssh.* lines of net-next.txt in a netns-only run), and
   run_kselftest.sh's output of the ssh mode is named ssh.<test>; an
   expected result may be two alternatives (skip|fail);
-- lab/selftests.py's run_guest() and report(), which lab/arm_selftests.py
+- lab/selftests/selftests.py's run_guest() and report(), which lab/selftests/arm_selftests.py
   shares: a guest crash (exit 86) boots once more, a second one is the
   result; the report gives each result's reason and the counts.
 """
@@ -23,7 +23,7 @@ import types
 import pytest
 from conftest import LAB, ROOT
 
-sys.path.insert(0, str(LAB))
+sys.path.insert(0, str(LAB / "selftests"))
 import selftests
 
 LIB = "tools/testing/selftests/drivers/net/hw/lib/py/reconfig.py"
@@ -173,7 +173,7 @@ def test_expected_alternatives(tmp_path):
 
 
 def test_guest_crash_is_run_again_once(tmp_path, capsys):
-    """run_guest(), shared by lab/selftests.py and lab/arm_selftests.py: a
+    """run_guest(), shared by lab/selftests/selftests.py and lab/selftests/arm_selftests.py: a
     crash of the emulated machine (exit 86) boots again once, with that
     boot's environment and log; a second crash is the run's result."""
     count = tmp_path / "boots"

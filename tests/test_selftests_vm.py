@@ -1,13 +1,13 @@
-"""lab/selftests.py: the kernel's lan743x kselftests in the VM, upstream and
+"""lab/selftests/selftests.py: the kernel's lan743x kselftests in the VM, upstream and
 series module, against the stack's expected results
-(lab/selftests-expected/<stack>.txt), once per stack on its base.
+(lab/selftests/expected/<stack>.txt), once per stack on its base.
 
 On both bases the tests (drivers/net/lan743x and our drivers/net/hw
 ones) are installed with make install and run with run_kselftest.sh and
 a net.config, as kselftest CI and a board run them, with
 REMOTE_TYPE=netns for both modules and again with REMOTE_TYPE=ssh (an
 sshd in the peer's namespace) for the series' module (RUNNER in
-lab/selftests.py).
+lab/selftests/selftests.py).
 
 Under make test the two stacks' runs start first, one on each of two of
 the three pytest-xdist workers (tests/conftest.py): --dist loadfile gives
@@ -33,11 +33,11 @@ RUNS = {}
 
 
 def start(stack):
-    """Start lab/selftests.py for STACK, its output into temporary files
+    """Start lab/selftests/selftests.py for STACK, its output into temporary files
     (two runs at once must not block on a full pipe)."""
     out = tempfile.TemporaryFile("w+")
     err = tempfile.TemporaryFile("w+")
-    p = subprocess.Popen([sys.executable, "lab/selftests.py"], cwd=ROOT,
+    p = subprocess.Popen([sys.executable, "lab/selftests/selftests.py"], cwd=ROOT,
                          text=True, stdout=out, stderr=err,
                          env=stack_env(stack))
     RUNS[stack] = (p, out, err)

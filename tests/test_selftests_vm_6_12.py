@@ -1,4 +1,4 @@
-"""The 6.12 stack's run of lab/selftests.py (test_selftests_vm.py says
+"""The 6.12 stack's run of lab/selftests/selftests.py (test_selftests_vm.py says
 what it checks), in a file of its own: make test's --dist loadfile gives
 a file to one worker, and this one starts on the other worker beside the
 7.3 stacks' run (tests/conftest.py FIRST)."""

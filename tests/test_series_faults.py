@@ -1,6 +1,6 @@
 """The RX fault knobs of the LAN7430 model (rx-len-short, rx-len-long,
 rx-len-zero, drop-fs, drop-ls) against the SERIES lan743x module (base +
-patches/, `lab/kbuild.sh module guest series`), then against the upstream
+patches/, `lab/kernel/kbuild.sh module guest series`), then against the upstream
 module (`... module guest base`) in the same VM boot.
 
 What patch 0005 promises and what is asserted for the series:
@@ -90,13 +90,13 @@ def vm(stack):
     # the modules under test: a build failure is a failure, not a skip
     env = stack_env(stack)
     series_ko = lab_built(f"the {stack} series' lan743x module",
-                          ["bash", "lab/kbuild.sh", "module", "guest",
+                          ["bash", "lab/kernel/kbuild.sh", "module", "guest",
                            "series"], env=env)
     base_ko = lab_built(f"the {stack} base's lan743x module",
-                        ["bash", "lab/kbuild.sh", "module", "guest", "base"],
+                        ["bash", "lab/kernel/kbuild.sh", "module", "guest", "base"],
                         env=env)
     src = lab_built(f"the {stack} source tree",
-                    ["bash", "lab/kbuild.sh", "srctree"], env=env)
+                    ["bash", "lab/kernel/kbuild.sh", "srctree"], env=env)
     try:
         v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
                mods=f"{obj}/mods", ko=series_ko)

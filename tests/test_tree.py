@@ -46,7 +46,7 @@ def commit_edit(tree, text, subject, env=None):
 def test_round_trip_and_refusal(tmp_path):
     env = lab_env(tmp_path)
     (tmp_path / "patches").mkdir()
-    p = run(["bash", "lab/tree.sh"], env=env)
+    p = run(["bash", "lab/series/tree.sh"], env=env)
     assert p.returncode == 0, p.stderr
     tree = tmp_path / "linux"
     # the tree is the base plus the parent stack (patches/net)
@@ -65,11 +65,11 @@ def test_round_trip_and_refusal(tmp_path):
                          GIT_AUTHOR_EMAIL="dev@lan743x-lab.invalid"))
 
     # local commits not exported: refuse, and say how
-    p = run(["bash", "lab/tree.sh"], env=env)
+    p = run(["bash", "lab/series/tree.sh"], env=env)
     assert p.returncode != 0
     assert "make export" in p.stderr and "FORCE=1" in p.stderr
 
-    p = run(["bash", "lab/export.sh"], env=env)
+    p = run(["bash", "lab/series/export.sh"], env=env)
     assert p.returncode == 0, p.stderr
     pdir = tmp_path / "patches"
     names = sorted(x.name for x in pdir.glob("*.patch"))
@@ -95,9 +95,9 @@ def test_round_trip_and_refusal(tmp_path):
     ids = patch_ids(pdir)
 
     # exported: re-creating the tree is allowed and round-trips
-    p = run(["bash", "lab/tree.sh"], env=env)
+    p = run(["bash", "lab/series/tree.sh"], env=env)
     assert p.returncode == 0, p.stderr
-    p = run(["bash", "lab/export.sh"], env=env)
+    p = run(["bash", "lab/series/export.sh"], env=env)
     assert p.returncode == 0, p.stderr
     assert patch_ids(pdir) == ids
     assert git(tree, "log", "--format=%s", "stack-base..HEAD").split("\n")[:3] == [
@@ -106,7 +106,7 @@ def test_round_trip_and_refusal(tmp_path):
     # uncommitted edits: refuse
     f = tree / "MAINTAINERS"
     f.write_text(f.read_text() + "x\n")
-    p = run(["bash", "lab/tree.sh"], env=env)
+    p = run(["bash", "lab/series/tree.sh"], env=env)
     assert p.returncode != 0 and "uncommitted" in p.stderr
 
 
@@ -125,7 +125,7 @@ def test_patch_that_does_not_apply_is_named(tmp_path):
         "+++ b/drivers/net/ethernet/microchip/lan743x_main.h\n"
         "@@ -1,3 +1,3 @@\n this line is not there\n-nor this\n+x\n"
         " nor that\n-- \n2.39\n")
-    p = run(["bash", "lab/tree.sh"], env=env)
+    p = run(["bash", "lab/series/tree.sh"], env=env)
     assert p.returncode != 0
     assert "0001-net-lan743x-bogus.patch does not apply" in p.stderr
     assert "this line is not there" in p.stderr
@@ -134,13 +134,15 @@ def test_patch_that_does_not_apply_is_named(tmp_path):
 def test_wrong_base_is_a_one_line_error(tmp_path):
     conf = tmp_path / "lab"
     conf.mkdir()
-    for f in (ROOT / "lab").iterdir():
-        if f.is_file():
-            (conf / f.name).write_text(f.read_text())
+    for d in ("", "series", "kernel"):
+        (conf / d).mkdir(exist_ok=True)
+        for f in (ROOT / "lab" / d).iterdir():
+            if f.is_file():
+                (conf / d / f.name).write_text(f.read_text())
     text = (conf / "lab.conf").read_text().replace(
         "BASE_6_12_PKG=linux-source-6.12", "BASE_6_12_PKG=linux-source-9.99")
     (conf / "lab.conf").write_text(text)
-    p = run(["bash", str(conf / "tree.sh")],
+    p = run(["bash", str(conf / "series" / "tree.sh")],
             env=lab_env(tmp_path, STACK="6.12"))
     assert p.returncode != 0
     err = p.stderr.strip().splitlines()

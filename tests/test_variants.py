@@ -76,7 +76,7 @@ def vstack(request):
 @pytest.fixture(scope="module")
 def guest_kernel(vstack):
     return lab_built(f"the {vstack} guest kernel",
-                     ["bash", "lab/kbuild.sh", "kernel", "guest"],
+                     ["bash", "lab/kernel/kbuild.sh", "kernel", "guest"],
                      env=stack_env(vstack))
 
 
@@ -88,7 +88,7 @@ def test_variant_e2e_upstream_module(qemu, guest_kernel, vstack, variant):
                     KERNEL=f"{guest_kernel}/arch/x86/boot/bzImage",
                     MODDIR=f"{guest_kernel}/mods", DUT_DEVICE=name,
                     DUT_OPTS=("," + opts) if opts else "", **SHORT_E2E)
-    cmd = ["bash", "lab/vm.sh", "sh", "-c", GUEST]
+    cmd = ["bash", "lab/vm/vm.sh", "sh", "-c", GUEST]
     p = run(cmd, env=env, timeout=900)
     if p.returncode == 86:
         # a crash of the emulated machine, not a result: once more, said

@@ -19,7 +19,7 @@ def qemu():
 @pytest.fixture(scope="module")
 def guest_kernel(stack):
     return lab_built(f"the {stack} guest kernel",
-                     ["bash", "lab/kbuild.sh", "kernel", "guest"],
+                     ["bash", "lab/kernel/kbuild.sh", "kernel", "guest"],
                      env=stack_env(stack))
 
 
@@ -36,12 +36,12 @@ def test_e2e_upstream_module(qemu, guest_kernel, stack):
                KERNEL=f"{guest_kernel}/arch/x86/boot/bzImage",
                MODDIR=f"{guest_kernel}/mods",
                E2E_IPERF_TIME=os.environ.get("E2E_IPERF_TIME", "5"))
-    p = run(["bash", "lab/vm.sh", "lab/guest/e2e.sh"], env=env, timeout=1800)
+    p = run(["bash", "lab/vm/vm.sh", "lab/guest/e2e.sh"], env=env, timeout=1800)
     if p.returncode == 86:
         # a crash of the emulated machine, not a result: once more, said
         print("guest crashed (vm.sh exit 86), repeating once:\n" +
               p.stderr[-3000:])
-        p = run(["bash", "lab/vm.sh", "lab/guest/e2e.sh"], env=env,
+        p = run(["bash", "lab/vm/vm.sh", "lab/guest/e2e.sh"], env=env,
                 timeout=1800)
     out = p.stdout + p.stderr
     print(out[-6000:])

@@ -1,7 +1,7 @@
-"""lab/vm.sh gives QEMU the TCG threading the lab chose (issue 18).
+"""lab/vm/vm.sh gives QEMU the TCG threading the lab chose.
 
 Under multi-threaded TCG the guest kernel can oops on an INT3 of its own
-live text patching (issue 18); VM_TCG_THREAD=single runs the vCPUs in one
+live text patching; VM_TCG_THREAD=single runs the vCPUs in one
 host thread, the default stays MTTCG (measurements/crashrate-20261125:
 no crash in either mode, and the bench's per-packet counts change with
 the mode). Checked on QEMU's real command line, by a stand-in QEMU that records its arguments (no guest boots: a few
@@ -34,7 +34,7 @@ def qemu_args(fake, **env):
     for k in ("VM_TCG_THREAD", "VM_EXTRA_QEMU_OPTS"):
         e.pop(k, None)
     e.update(env)
-    p = run(["bash", "lab/vm.sh", "true"], env=e, timeout=180)
+    p = run(["bash", "lab/vm/vm.sh", "true"], env=e, timeout=180)
     assert args.exists(), "QEMU was not started:\n" + p.stderr[-2000:]
     a = args.read_text().split("\n")
     return [a[i + 1] for i, x in enumerate(a) if x == "-accel"], p
@@ -60,5 +60,5 @@ def test_extra_accel_wins(fake):
 def test_bad_value_refused(fake):
     _, kernel, args = fake
     e = dict(os.environ, QEMU=str(fake[0]), KERNEL=str(kernel), VM_TCG_THREAD="many")
-    p = run(["bash", "lab/vm.sh", "true"], env=e, timeout=60)
+    p = run(["bash", "lab/vm/vm.sh", "true"], env=e, timeout=60)
     assert p.returncode == 2 and not args.exists(), p.stderr[-2000:]

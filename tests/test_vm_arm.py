@@ -1,4 +1,4 @@
-"""The ARMv7 guest (issue 16): `make arm-e2e` (lab/arm-e2e.sh) on QEMU's
+"""The ARMv7 guest: `make arm-e2e` (lab/vm/arm-e2e.sh) on QEMU's
 virt machine, Cortex-A15, 32-bit without LPAE, 1 GiB with highmem, the
 PCIe host NON-coherent: e2e with the upstream and the series' lan743x.ko
 of each stack on its base (net-next on 7.3, the 6.12 backport on 6.12),
@@ -19,7 +19,7 @@ from conftest import VM_CPUS_ASKED, run
 
 
 def arm_env(**extra):
-    """The environment of an ARM run: its guest keeps lab/vm-arm.sh's
+    """The environment of an ARM run: its guest keeps lab/vm/vm-arm.sh's
     vCPUs (it runs alone) unless VM_CPUS was asked for."""
     env = dict(os.environ)
     env.pop("LAB_BASE", None)
@@ -35,10 +35,10 @@ def arm_env(**extra):
 @pytest.mark.parametrize("stack", ["net-next", "6.12"])
 def test_arm_e2e_upstream_and_series(tmp_path, stack):
     env = arm_env(ARM_E2E_LOGDIR=str(tmp_path / "logs"), STACK=stack)
-    p = run(["bash", "lab/arm-e2e.sh"], env=env, timeout=3 * 3600)
+    p = run(["bash", "lab/vm/arm-e2e.sh"], env=env, timeout=3 * 3600)
     out = p.stdout + p.stderr
     print(out[-8000:])
-    # a build step that failed says which (lab/arm-e2e.sh: "error: ...")
+    # a build step that failed says which (lab/vm/arm-e2e.sh: "error: ...")
     assert p.returncode == 0, out[-8000:]
     assert "ARM-E2E: PASS" in out, out[-6000:]
     base = {"net-next": "7.3", "6.12": "6.12"}[stack]
@@ -62,9 +62,9 @@ def test_arm_selftests_as_on_x86(tmp_path):
     """The lan743x kselftests (both remote modes), our hw tests and the
     kernel's generic driver tests in the ARMv7 guest: each result as the
     x86_64 expectations say, or as net-next-armv7.txt says with its
-    reason (lab/arm_selftests.py)."""
+    reason (lab/selftests/arm_selftests.py)."""
     env = arm_env()
-    p = run(["python3", "lab/arm_selftests.py", "--out",
+    p = run(["python3", "lab/selftests/arm_selftests.py", "--out",
              str(tmp_path / "arm-selftests")], env=env, timeout=4 * 3600)
     out = p.stdout + p.stderr
     print(out[-8000:])

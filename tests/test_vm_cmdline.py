@@ -1,4 +1,4 @@
-"""lab/vm.sh keeps the kernel command line within x86's 2048 bytes.
+"""lab/vm/vm.sh keeps the kernel command line within x86's 2048 bytes.
 
 virtme-ng passes the guest command base64-encoded on the kernel command
 line, before init=; a long command (a bench of five modules, each with its
@@ -25,7 +25,7 @@ def kernel_cmdline(tmp_path, **env):
     kernel.write_bytes(b"\0" * 4096)
     e = dict(os.environ, QEMU=str(qemu), KERNEL=str(kernel), VM_TIMEOUT="120")
     e.update(env)
-    p = run(["bash", "lab/vm.sh", "true"], env=e, timeout=180)
+    p = run(["bash", "lab/vm/vm.sh", "true"], env=e, timeout=180)
     assert args.exists(), "QEMU was not started:\n" + p.stderr[-2000:]
     a = args.read_text().split("\n")
     return a[a.index("-append") + 1], p

@@ -6,8 +6,8 @@ dmesg); also measure the wire pacing with iperf3.
 usage: emulator/tests/fault-evidence.py [--ko PATH] [--out FILE.json]
                                         [--only NAME,...] [--no-pacing]
 
-Defaults: kernel and modules of `lab/kbuild.sh kernel guest`, driver
-`lab/kbuild.sh module guest base` (the unmodified upstream lan743x.ko).
+Defaults: kernel and modules of `lab/kernel/kbuild.sh kernel guest`, driver
+`lab/kernel/kbuild.sh module guest base` (the unmodified upstream lan743x.ko).
 """
 import argparse
 import json
@@ -37,7 +37,7 @@ print("captured frame lengths (AF_PACKET, from peer):", lens)
 
 
 def kb(*args):
-    p = subprocess.run(["bash", str(ROOT / "lab/kbuild.sh")] + list(args),
+    p = subprocess.run(["bash", str(ROOT / "lab/kernel/kbuild.sh")] + list(args),
                        cwd=ROOT, capture_output=True, text=True)
     if p.returncode:
         sys.exit("kbuild.sh %s failed: %s" % (args, p.stderr[-2000:]))

@@ -1,11 +1,11 @@
-"""Drive the lab VM (lab/vm.sh) from the host: run guest shell commands one
+"""Drive the lab VM (lab/vm/vm.sh) from the host: run guest shell commands one
 by one over the shared --rwdir (emulator/tests/guest-rpc.sh) while poking
-the LAN7430 model over QMP (lab/qmp.py).
+the LAN7430 model over QMP (lab/vm/qmp.py).
 
     vm = VM(kernel=..., mods=..., ko=...)      # boots, loads the driver,
     vm.setup_net()                             # DUT 10.9.9.1 <-> peer ns
     rc, out = vm.sh("ping -c 3 10.9.9.2")
-    vm.dut.fault("drop-ls", count=3)           # lab/qmp.py Dut
+    vm.dut.fault("drop-ls", count=3)           # lab/vm/qmp.py Dut
     snap = vm.snapshot(); ...; vm.delta(snap)
     vm.close()
 
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "lab"))
+sys.path.insert(0, str(ROOT / "lab" / "vm"))
 from qmp import Dut  # noqa: E402
 
 DUT_IP = "10.9.9.1"
@@ -48,11 +48,11 @@ class VM:
         if kernel:
             env["KERNEL"] = kernel
         env.pop("MODDIR", None)
-        if cpus:                # else lab/vm.sh's VM_CPUS (default 2)
+        if cpus:                # else lab/vm/vm.sh's VM_CPUS (default 2)
             env["VM_CPUS"] = str(cpus)
         self._logf = open(self.log_path, "w")
         self.proc = subprocess.Popen(
-            ["bash", str(ROOT / "lab/vm.sh"), "bash",
+            ["bash", str(ROOT / "lab/vm/vm.sh"), "bash",
              str(ROOT / "emulator/tests/guest-rpc.sh"), self.rw],
             cwd=ROOT, env=env, stdout=self._logf, stderr=subprocess.STDOUT)
         t0 = time.time()

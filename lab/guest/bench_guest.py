@@ -121,7 +121,7 @@ class Rpc:
 
 class ConsoleRpc:
     """Rpc for a guest without a directory shared with the host (the ARMv7
-    guest, lab/arm-bench.py): a request is a console line
+    guest, lab/bench/arm_bench.py): a request is a console line
     "LAN743X-RPC N reset=0|1", which the host answers by reading (and
     resetting) the emulator's counters over QMP and keeping them; the guest
     waits LAN743X_RPC_MARGIN seconds (default 2) for that, without an

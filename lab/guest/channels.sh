@@ -2,7 +2,7 @@
 # Guest-side checks of ethtool -L (set_channels, net-next patch 16) on a
 # running lan743x interface, with the series' module:
 #
-#   lab/vm.sh lab/guest/channels.sh KO      (DUT_DEVICE=pci11010 for 4 TX)
+#   lab/vm/vm.sh lab/guest/channels.sh KO      (DUT_DEVICE=pci11010 for 4 TX)
 #
 #   KO  lan743x.ko to load
 #   env: LAN743X_YNL  tools/net/ynl of a kernel tree (with

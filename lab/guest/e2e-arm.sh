@@ -1,5 +1,5 @@
 #!/bin/bash
-# Guest side of the ARMv7 e2e (lab/vm-arm.sh, one boot per module):
+# Guest side of the ARMv7 e2e (lab/vm/vm-arm.sh, one boot per module):
 #   1. a kprobe on each of arm's DMA cache maintenance entry points
 #      (arch_sync_dma_for_device/arch_sync_dma_for_cpu, arch/arm/mm/
 #      dma-mapping.c), counted through tracefs' kprobe_profile;

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Guest-side end-to-end test of the lan743x driver against the LAN7430 model.
-# Run inside the VM:  lab/vm.sh lab/guest/e2e.sh
+# Run inside the VM:  lab/vm/vm.sh lab/guest/e2e.sh
 # Env: E2E_IPERF_TIME (s, default 10), E2E_XFER_MB (default 64),
 #      E2E_PAUSE_FILE (touch $F.ready at the end, wait for $F.go),
 #      E2E_UPDOWN (default 20), E2E_RELOAD (default 10), LAN743X_MODDIR.

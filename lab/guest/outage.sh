@@ -1,11 +1,11 @@
 #!/bin/bash
-# Guest side of lab/outage.py: for each NAME=KO, load it, bring the DUT up
+# Guest side of lab/bench/outage.py: for each NAME=KO, load it, bring the DUT up
 # at MTU 1500 and run lab/guest/outage.py (lost packets, gap and receive
 # window per MTU change) REPS times, then lab/guest/order.py (order > 0
 # page allocations during jumbo RX after 1500 -> 9000). One line per
 # result: "OUTAGE NAME {json}" / "ORDER NAME {json}".
 #
-#   lab/vm.sh lab/guest/outage.sh NAME=KO...
+#   lab/vm/vm.sh lab/guest/outage.sh NAME=KO...
 #   env: LAN743X_OUTAGE_CHANGES (per repetition, default 20),
 #        LAN743X_OUTAGE_REPS (default 5), LAN743X_OUTAGE_RATE (pkt/s, 1000)
 set -u

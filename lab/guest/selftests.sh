@@ -1,10 +1,10 @@
 #!/bin/bash
-# Guest side of lab/selftests.py: run the kernel's lan743x kselftests
+# Guest side of lab/selftests/selftests.py: run the kernel's lan743x kselftests
 # (tools/testing/selftests/drivers/net/lan743x) against each given
 # lan743x.ko, with the virtio-net peer moved into a network namespace as
 # the remote end (REMOTE_TYPE=netns). Runs inside the VM as root:
 #
-#   lab/vm.sh lab/guest/selftests.sh --tests DIR --out DIR [NAME=]KO...
+#   lab/vm/vm.sh lab/guest/selftests.sh --tests DIR --out DIR [NAME=]KO...
 #
 #   --tests DIR  a selftests root (holding drivers/net/lan743x, net/lib/py,
 #                drivers/net/lib/py; in-tree layout with tools/net/ynl next
@@ -27,7 +27,7 @@
 #                file's directory name); $LAN743X_KO when none is given,
 #                else the kernel's own module (modprobe).
 #   env: LAN743X_MODDIR (dir with lib/modules/<ver> for the module's
-#        dependencies, set by lab/vm.sh from MODDIR), LAN743X_PEER_MAC,
+#        dependencies, set by lab/vm/vm.sh from MODDIR), LAN743X_PEER_MAC,
 #        LAN743X_TESTS (space list of test files, default all in Makefile
 #        and LAN743X_HW_TESTS; hw/FILE names one of drivers/net/hw;
 #        "none": only the generic tests below),
@@ -40,7 +40,7 @@
 #        plus the knobs of the tests (LAN743X_MIN_MBPS, LAN743X_XFER_SECS...).
 #
 # Prints each test's KTAP output; exit status 0 when every program ran
-# (test results are judged by the host against lab/selftests-expected.txt).
+# (test results are judged by the host against lab/selftests/expected/STACK.txt).
 set -u
 
 TESTS=${LAN743X_SELFTESTS:-}

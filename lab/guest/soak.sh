@@ -4,7 +4,7 @@
 # Runs inside the VM as root (best on the debug kernel: KASAN, kmemleak,
 # lockdep, DMA-API debug):
 #
-#   lab/vm.sh lab/guest/soak.sh [KO]
+#   lab/vm/vm.sh lab/guest/soak.sh [KO]
 #
 #   KO  lan743x.ko to load (default $LAN743X_KO, else the kernel's own)
 #   env: LAN743X_SOAK_CHANGES  number of changes (default 1000): MTU 1500 <-> 9000,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Guest side of lab/crashrate.py (issue 18): enable and disable the napi,
+# Guest side of lab/bench/crashrate.py: enable and disable the napi,
 # dma and kmem tracepoints CYCLES times (default 5), as the bench does
 # around each cell. Every enable/disable flips static keys and static
 # calls, which x86 patches live with INT3 (smp_text_poke_batch_finish()).

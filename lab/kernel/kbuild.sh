@@ -1,0 +1,312 @@
+#!/bin/bash
+# Kernel builds for the lab, cached outside the clone.
+#
+#   kbuild.sh srctree            print the cached base source tree (create it)
+#   kbuild.sh srcrepo            the same, without waiting for a running build
+#   kbuild.sh objdir VARIANT     print the O= directory of VARIANT
+#   kbuild.sh prepare VARIANT    configure + modules_prepare (for module builds)
+#   kbuild.sh kernel VARIANT     full build: bzImage + modules (VM kernels)
+#   kbuild.sh module VARIANT REV build lan743x.ko of source revision REV
+#                                (a commit of the source tree, 'base', or
+#                                'series' = base + patches/, 'series:K' =
+#                                base + the first K patches, 'v1' = the
+#                                net-next v1 series rebased onto 7.3, see
+#                                V1_REV in lab.conf) and print it
+#
+# VARIANT: guest (x86_64 checking kernel), bench (guest without
+# DMA_API_DEBUG), debug (guest + KASAN, kmemleak, lockdep), armv7-imx
+# (module builds for i.MX6 boards) or armv7-virt (the ARMv7 VM guest on
+# QEMU's virt machine: allnoconfig + kconfig/armv7-virt.config +
+# guest.config; `kernel armv7-virt` builds zImage + modules).
+# The base is the STACK's (lab.conf), or LAB_BASE's when set.
+# Each O= directory is keyed by the base version, its config fragments, the
+# compiler and this script, so a change to any of them builds a fresh one.
+# The x86_64 variants start from allnoconfig + virtme-ng's requirements +
+# kconfig/vm-min.config: a VM kernel with nothing it does not use.
+. "$(dirname "$0")/../common.sh"
+
+JOBS=${JOBS:-$(nproc)}
+KCONF=$LAB_DIR/kernel/kconfig
+
+srctree() {
+	local v src
+	v=$(base_version)
+	src=$CACHE/src/linux-$v
+	if [ ! -e "$src/.git/lab-base-version" ]; then
+		mkdir -p "$CACHE/src"
+		unpack_base "$src"
+	fi
+	echo "$src"
+}
+
+# srcfor VARIANT: the source tree a variant builds from. The checking
+# variants (guest, armv7-imx) share the main tree with `make check`; bench
+# and debug kernels get a worktree of their own, so their long builds do
+# not hold up checks and module builds of the others.
+srcfor() {
+	local main wt
+	case "$1" in
+	guest | armv7-imx) srctree ;;
+	*)
+		main=$(srctree)
+		wt="$main-$1"
+		if [ ! -e "$wt/.git" ]; then
+			git -C "$main" worktree prune
+			git -C "$main" worktree add -q --detach "$wt" base >/dev/null
+		fi
+		echo "$wt"
+		;;
+	esac
+}
+
+lockname() {
+	case "$1" in
+	guest | armv7-imx | "") echo "src-$LAB_BASE" ;;
+	*) echo "src-$LAB_BASE-$1" ;;
+	esac
+}
+
+fragments() {
+	case "$1" in
+	guest) echo "$KCONF/vm-min.config $KCONF/guest.config" ;;
+	bench) echo "$KCONF/vm-min.config $KCONF/guest.config $KCONF/bench.config" ;;
+	debug) echo "$KCONF/vm-min.config $KCONF/guest.config $KCONF/debug.config" ;;
+	armv7-imx) echo "$KCONF/armv7-imx.config" ;;
+	armv7-virt) echo "$KCONF/armv7-virt.config $KCONF/guest.config" ;;
+	*) die "unknown kernel variant '$1' (guest, bench, debug, armv7-imx, armv7-virt)" ;;
+	esac
+}
+
+is_arm() { case "$1" in armv7-*) return 0 ;; esac; return 1; }
+
+archargs() {
+	case "$1" in
+	armv7-*) echo "ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-" ;;
+	*) echo "ARCH=x86_64" ;;
+	esac
+}
+
+objdir() {
+	local variant=$1 key f cc
+	cc=gcc
+	! is_arm "$variant" || cc=arm-linux-gnueabihf-gcc
+	need "$cc"
+	key=$({
+		base_version
+		for f in $(fragments "$variant"); do cat "$f"; done
+		"$cc" --version | head -1
+		is_arm "$variant" || pip show virtme-ng 2>/dev/null | grep ^Version
+		echo "layout 2"  # bump when this script changes how trees are built
+	} | sha256sum | cut -c1-16)
+	echo "$CACHE/obj/$variant-$key"
+}
+
+kmake() {
+	local variant=$1 src=$2 obj=$3 cc=gcc
+	shift 3
+	! is_arm "$variant" || cc=arm-linux-gnueabihf-gcc
+	if command -v ccache >/dev/null; then
+		export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+		cc="ccache $cc"
+	fi
+	# modules_prepare-only trees have no Module.symvers
+	[ -e "$obj/Module.symvers" ] || export KBUILD_MODPOST_WARN=1
+	# shellcheck disable=SC2046
+	make -s -C "$src" O="$obj" $(archargs "$variant") CC="$cc" "$@"
+}
+
+configure() {
+	local variant=$1 src=$2 obj=$3 f
+	mkdir -p "$obj"
+	progress "configuring $variant kernel in $obj"
+	if [ "$variant" = armv7-imx ]; then
+		kmake "$variant" "$src" "$obj" imx_v6_v7_defconfig >/dev/null
+	elif [ "$variant" = armv7-virt ]; then
+		kmake "$variant" "$src" "$obj" allnoconfig >/dev/null
+	else
+		need virtme-configkernel
+		# virtme-ng's own requirements as a fragment, on allnoconfig
+		(cd "$src" && virtme-configkernel --arch x86_64 --dry-run >"$obj/.lab-virtme.config" 2>"$obj/.lab-configkernel.log") ||
+			die "virtme-configkernel --dry-run failed: see $obj/.lab-configkernel.log"
+		kmake "$variant" "$src" "$obj" allnoconfig >/dev/null
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$obj/.lab-virtme.config" >/dev/null
+	fi
+	for f in $(fragments "$variant"); do
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$f" >/dev/null
+	done
+	kmake "$variant" "$src" "$obj" olddefconfig >/dev/null
+	# every option a fragment asks for must have survived olddefconfig
+	local missing
+	# (the last fragment that sets a symbol wins, as in merge_config.sh)
+	missing=$(grep -h '^CONFIG_' $(fragments "$variant") |
+		awk -F= '{ v[$1] = $0; if (!($1 in o)) o[$1] = NR; k[NR] = $1 }
+			END { for (i = 1; i <= NR; i++) if (o[k[i]] == i) print v[k[i]] }' |
+		while IFS= read -r l; do
+			case "$l" in
+			*=n) ! grep -q "^${l%=n}=" "$obj/.config" || echo "$l" ;;
+			*) grep -qxF "$l" "$obj/.config" || echo "$l" ;;
+			esac
+		done)
+	# a symbol this base does not have at all (renamed or removed since
+	# another base) is noted, not an error
+	local l sym gone="" lost=""
+	for l in $missing; do
+		sym=${l%%=*}
+		if grep -rqxE --include="Kconfig*" "(menu)?config ${sym#CONFIG_}[[:space:]]*" "$src"; then
+			lost="$lost $l"
+		else
+			gone="$gone $sym"
+		fi
+	done
+	[ -z "$gone" ] || echo "note: $variant config: not in $BASE_PKG:$gone" >&2
+	[ -z "$lost" ] || die "$variant config lost options (dependency missing?):$lost"
+}
+
+with_src_lock() {
+	local name
+	name=$(lockname "${1:-}")
+	# check.py holds the main lock for its whole run and tells us so
+	[ "$name" = "src-$LAB_BASE" ] && [ "${LAN743X_SRC_LOCKED:-0}" = 1 ] && return
+	mkdir -p "$CACHE"
+	exec 9>"$CACHE/$name.lock"
+	flock 9
+}
+
+prepare() {
+	local variant=$1 src obj
+	src=$(srcfor "$variant")
+	obj=$(objdir "$variant")
+	[ -e "$obj/.lab-prepared" ] && { echo "$obj"; return; }
+	configure "$variant" "$src" "$obj"
+	progress "modules_prepare for $variant (a few minutes when cold)"
+	kmake "$variant" "$src" "$obj" -j"$JOBS" modules_prepare
+	touch "$obj/.lab-prepared"
+	progress "$variant prepared"
+	echo "$obj"
+}
+
+kernel() {
+	local variant=$1 src obj image=bzImage
+	[ "$variant" != armv7-imx ] || die "the armv7-imx variant is for module builds only"
+	[ "$variant" != armv7-virt ] || image=zImage
+	obj=$(prepare "$variant")
+	src=$(srcfor "$variant")
+	if [ -e "$obj/.lab-built" ]; then
+		modules_install "$variant" "$src" "$obj"
+		echo "$obj"
+		return
+	fi
+	git -C "$src" checkout -q -f base
+	progress "building the $variant kernel (~15 min cold on 2 cores; ccache helps)"
+	kmake "$variant" "$src" "$obj" -j"$JOBS" "$image" modules
+	touch "$obj/.lab-built"
+	progress "$variant kernel built"
+	modules_install "$variant" "$src" "$obj"
+	echo "$obj"
+}
+
+# modules_install into $obj/mods so the guest can modprobe -d the
+# base kernel's modules (lan743x needs phylink, which is modular here)
+modules_install() {
+	local variant=$1 src=$2 obj=$3
+	[ -e "$obj/mods/.lab-done" ] && return
+	rm -rf "$obj/mods"
+	kmake "$variant" "$src" "$obj" INSTALL_MOD_PATH="$obj/mods" modules_install >/dev/null
+	touch "$obj/mods/.lab-done"
+}
+
+module() {
+	local variant=$1 rev=$2 src obj tree out
+	src=$(srcfor "$variant")
+	obj=$(prepare "$variant")
+	case "$rev" in
+	v1)
+		# v1 of the net-next series on 7.3 (before the v2 rework): the
+		# patches/ directories of this repository at commit V1_REV
+		[ "$STACK" = net-next ] ||
+			die "module v1: the v1 series exists for STACK=net-next only (STACK=$STACK)"
+		git -C "$src" am --abort >/dev/null 2>&1 || true
+		git -C "$src" checkout -q -f base
+		apply_series "$src" 999999 v1_series
+		rev=$(git -C "$src" rev-parse HEAD)
+		;;
+	series | series:*)
+		# base + patches/ (series:K: base + the first K patches)
+		git -C "$src" am --abort >/dev/null 2>&1 || true
+		git -C "$src" checkout -q -f base
+		apply_series "$src"
+		if [ "$rev" = series ]; then
+			rev=$(git -C "$src" rev-parse HEAD)
+		else
+			local k=${rev#series:} n
+			n=$(git -C "$src" rev-list --count base..HEAD)
+			[[ "$k" =~ ^[0-9]+$ ]] && [ "$k" -ge 1 ] && [ "$k" -le "$n" ] ||
+				die "$rev: the series has $n patches"
+			rev=$(git -C "$src" rev-list --reverse base..HEAD | sed -n "${k}p")
+		fi
+		;;
+	esac
+	tree=$(git -C "$src" rev-parse "$rev:drivers/net/ethernet/microchip") ||
+		die "no revision $rev in $src"
+	out=$CACHE/modules/$(basename "$obj")/$tree
+	[ -e "$out/lan743x.ko" ] && { echo "$out/lan743x.ko"; return; }
+	git -C "$src" checkout -q -f "$rev"
+	rm -f "$obj"/drivers/net/ethernet/microchip/lan743x*.o
+	progress "building lan743x.ko for $variant at $rev"
+	# a single-target build's modpost does not see the symbols of other
+	# modules (phylink when it is =m): unresolved ones are only warnings
+	# here, insmod in the VM is the real check
+	KBUILD_MODPOST_WARN=1 kmake "$variant" "$src" "$obj" -j"$JOBS" \
+		drivers/net/ethernet/microchip/lan743x.ko
+	mkdir -p "$out"
+	cp "$obj/drivers/net/ethernet/microchip/lan743x.ko" "$out/"
+	echo "$out/lan743x.ko"
+}
+
+# v1_series: the patch files of net and net-next at V1_REV (lab.conf),
+# exported once into the cache (a git revision's files never change)
+v1_series() {
+	local d=$CACHE/v1-patches/$V1_REV s p
+	if [ ! -e "$d/.lab-done" ]; then
+		git -C "$ROOT_DIR" cat-file -e "$V1_REV^{commit}" 2>/dev/null ||
+			die "V1_REV $V1_REV (lab.conf) is not a commit of $ROOT_DIR (a shallow clone?)"
+		rm -rf "$d"
+		mkdir -p "$d"
+		git -C "$ROOT_DIR" archive "$V1_REV" patches/net patches/net-next | tar -x -C "$d"
+		touch "$d/.lab-done"
+	fi
+	for s in net net-next; do
+		for p in "$d/patches/$s"/*.patch; do
+			case "$(basename "$p")" in 0000-*) continue ;; esac
+			echo "$p"
+		done
+	done
+}
+
+main() {
+cmd=${1:-}
+[ -n "$cmd" ] || die "usage: kbuild.sh srctree|objdir|prepare|kernel|module ..."
+shift
+case "$cmd" in
+srctree) with_src_lock; srctree ;;
+srcrepo)
+	# the base repository only (objects, tag 'base'): no lock once it exists
+	v=$(base_version)
+	if [ -e "$CACHE/src/linux-$v/.git/lab-base-version" ]; then
+		echo "$CACHE/src/linux-$v"
+	else
+		with_src_lock
+		srctree
+	fi
+	;;
+objdir) objdir "$@" ;;
+prepare) with_src_lock "${1:-}"; prepare "$@" ;;
+kernel) with_src_lock "${1:-}"; kernel "$@" ;;
+module) with_src_lock "${1:-}"; module "$@" ;;
+*) die "unknown command '$cmd'" ;;
+esac
+}
+
+# one line, read whole before it runs: editing this file while a build runs
+# cannot make bash execute half a line of the new text
+main "$@"; exit $?

@@ -1,0 +1,578 @@
+#!/usr/bin/env python3
+"""Run the kernel's lan743x kselftests in the VM, upstream vs series module.
+
+Boots the guest kernel once with the emulated LAN7430 (lab/vm/vm.sh) and runs
+tools/testing/selftests/drivers/net/lan743x against the upstream module
+(base) and the series' module (base + patches/) in turn
+(lab/guest/selftests.sh), the virtio-net peer in a network namespace as the
+remote end. The KTAP results are compared with
+lab/selftests/expected/<stack>.txt: any result other than the expected one
+(a new failure, an expected failure that passes, a skip, a missing test)
+fails the run.
+
+On both bases the tests are installed the way kselftest CI and a board
+install them (make -C tools/testing/selftests TARGETS="drivers/net/hw
+drivers/net/lan743x" install INSTALL_PATH=..., which builds hw's and
+net/lib's C helpers and BPF objects with clang against the base's
+headers) and run with the install's run_kselftest.sh (-c
+drivers/net/lan743x and -t for each of our hw tests, HW_TESTS) and a
+net.config, with REMOTE_TYPE=netns; LAN743X_REMOTE_MODES="netns ssh" adds a pass with
+REMOTE_TYPE=ssh (an sshd in the peer's namespace; results named
+ssh.<test>, expected in the same file; see docs/selftests-v2.md), for
+the modules in LAN743X_SSH_MODULES (default: series). The expected
+results of a mode that does not run (for a module) are not asked for.
+LAN743X_RUNNER=direct runs each test file directly instead.
+
+The tests come from base + the selftest parts of patches/ (or --tree, a
+kernel tree such as build/linux), copied into the results directory with
+the net selftest library and ynl they import.
+
+Exit status: 0 all as expected, 1 mismatch, 2 setup error, 77 QEMU with
+the lan7430 model not available.
+"""
+
+import argparse
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+LAB = Path(__file__).resolve().parents[1]
+ROOT = LAB.parent
+# expected results per stack (each on its own base and library)
+EXPECTED = LAB / "selftests" / "expected"
+T0 = time.time()
+# what the tests import, relative to the kernel tree
+TREE_PATHS = ["tools/testing/selftests",
+              "tools/net/ynl",
+              # the families' specs and the schemas ynl's generator
+              # validates them with (genetlink*.yaml, one level up)
+              "Documentation/netlink",
+              # libbpf (net/bpf.mk builds it for the hw BPF objects):
+              # its sources, the tools' copies of the UAPI headers, the
+              # build helpers and per-arch headers it includes. A lab
+              # cache grown from an earlier, fuller extraction had them;
+              # a fresh machine does not (make install failed there)
+              "tools/lib",
+              "tools/include",
+              "tools/build",
+              "tools/arch",
+              # what the kselftest Makefile includes (make install)
+              "tools/scripts",
+              "scripts/subarch.include",
+              # what make install of drivers/net/hw builds with: ynl's C
+              # library includes family headers from include/uapi and
+              # its generator looks for MAINTAINERS to find the tree's
+              # top (without it, it loops forever); libbpf generates
+              # its helper definitions with scripts/bpf_doc.py
+              "include/uapi",
+              "scripts/bpf_doc.py",
+              "MAINTAINERS"]
+TESTDIR = "tools/testing/selftests/drivers/net/lan743x"
+CACHE = Path(os.environ.get("LAN743X_LAB_CACHE",
+                            Path.home() / ".cache/lan743x-lab"))
+# What make install builds and installs (net/lib comes with them)
+TARGETS = ["drivers/net/hw", "drivers/net/lan743x"]
+# Our generic tests in drivers/net/hw (run_kselftest.sh -t each: no other
+# hw test runs); their results are named <file>.<case> as the lan743x
+# tests' are.
+HW_TESTS = "reconfig_traffic.py reconfig_alloc_fail.py"
+# The kernel's own generic driver tests (written upstream, not by us) run
+# after ours against each module, per base: relative to drivers/net.
+GENERIC = {
+    "6.12": "ping.py stats.py queues.py hw/pp_alloc_fail.py",
+    "7.3": "ping.py stats.py queues.py hw/pp_alloc_fail.py napi_id.py "
+           "ring_reconfig.py hw/irq.py hw/tso.py",
+}
+# How the lan743x tests run, per base: "kselftest" (make install and
+# run_kselftest.sh) or "direct" (each file run by itself, netns only); the
+# remote modes (netns: the peer in a network namespace; ssh: the same
+# tests again through an sshd in that namespace, REMOTE_TYPE=ssh); the
+# modules the ssh mode runs for (the upstream module's netns results are
+# the evidence that the tests fail on the bugs; over ssh it would repeat
+# them at ~7 minutes a stack).
+RUNNER = {"6.12": ("kselftest", "netns ssh", "series"),
+          "7.3": ("kselftest", "netns ssh", "series")}
+KTAP = re.compile(r"^\s*(not )?ok \d+ (\S+)(?:\s+#\s*(\w+)?(.*))?$")
+# a test program's own line in run_kselftest.sh's output
+KSFT_PROG = re.compile(r"^(not )?ok \d+ selftests: (\S+): (\S+?)(?:\.py)?"
+                       r"(?:\s+#\s*(\w+)?(.*))?$")
+
+
+def progress(msg):
+    print(f"[{int(time.time() - T0):4d}s] {msg}", file=sys.stderr, flush=True)
+
+
+def die(msg, code=2):
+    print(f"selftests.py: error: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def last_line(cmd, what, code=2, env=None):
+    p = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, cwd=ROOT,
+                       env=env)
+    out = p.stdout.strip().splitlines()
+    if p.returncode or not out:
+        die(f"{what}: {' '.join(map(str, cmd))} failed (rc {p.returncode})",
+            code)
+    return out[-1]
+
+
+def prepare_tests(dest, tree=None):
+    """Copy the selftests (and what they import) of base + series to dest."""
+    dest.mkdir(parents=True)
+    if tree:
+        for p in TREE_PATHS:
+            if (Path(tree) / p).is_dir():
+                shutil.copytree(Path(tree) / p, dest / p, symlinks=True)
+            else:
+                (dest / p).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(Path(tree) / p, dest / p)
+    else:
+        src = last_line(["bash", str(LAB / "kernel" / "kbuild.sh"), "srcrepo"],
+                        "base source repository")
+        arch = subprocess.run(["git", "-C", src, "archive", "base"]
+                              + TREE_PATHS, stdout=subprocess.PIPE,
+                              check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=arch, check=True)
+        # the whole chain of the stack (STACK, lab.conf): parents first
+        chain = subprocess.run(
+            ["bash", "-c", f'. "{LAB}/common.sh" && full_series'],
+            text=True, capture_output=True)
+        if chain.returncode:
+            die(f"listing the stack's patches failed: {chain.stderr.strip()}")
+        patches = [Path(p) for p in chain.stdout.split()]
+        inc = [f"--include={p}/*" for p in TREE_PATHS]
+        for p in patches:
+            # only the hunks under TREE_PATHS: the rest is not extracted
+            # not inside this repository's work tree (results/ is): git
+            # apply would take the paths as relative to its top
+            r = subprocess.run(["git", "apply", "-p1"] + inc + [str(p)],
+                               cwd=dest, text=True, capture_output=True,
+                               env=dict(os.environ, GIT_CEILING_DIRECTORIES=
+                                        str(dest.parent)))
+            if r.returncode:
+                die(f"{p.name} does not apply to the extracted selftests: "
+                    f"{r.stderr.strip()}")
+    if not (dest / TESTDIR / "Makefile").exists():
+        die(f"no {TESTDIR} in base + patches/ (is the kselftest patch in "
+            "the series?); use --tree to take the tests from a kernel tree")
+    return dest / "tools/testing/selftests"
+
+
+def kernel_headers():
+    """The base's UAPI headers (make headers_install), built once per base
+    version into the cache: the C helpers and BPF objects of
+    drivers/net/hw and net/lib include them from usr/include of the tree
+    (KHDR_INCLUDES), as kselftest CI builds them after make headers. The
+    stacks change no UAPI header."""
+    src = last_line(["bash", str(LAB / "kernel" / "kbuild.sh"), "srcrepo"],
+                    "base source repository")
+    ver = Path(src).name
+    hdr = CACHE / "ksft-headers" / ver
+    if (hdr / "usr/include/linux/netdev.h").exists():
+        return hdr / "usr/include"
+    shutil.rmtree(hdr, ignore_errors=True)
+    hdr.mkdir(parents=True)
+    p = subprocess.run(["make", "-s", "-C", src, f"O={hdr / 'obj'}",
+                        "headers_install", f"INSTALL_HDR_PATH={hdr / 'usr'}"],
+                       text=True, capture_output=True)
+    if p.returncode or not (hdr / "usr/include/linux/netdev.h").exists():
+        shutil.rmtree(hdr, ignore_errors=True)
+        die(f"make headers_install in {src} failed (rc {p.returncode}): "
+            f"{(p.stdout + p.stderr)[-1500:]}")
+    shutil.rmtree(hdr / "obj", ignore_errors=True)
+    return hdr / "usr/include"
+
+
+def build_tree(ksft):
+    """A persistent copy of the extracted tree (per base) to build in.
+
+    make install of drivers/net/hw builds its C helpers, YNL programs and
+    BPF objects (and net/lib's), which takes minutes on this machine (the
+    YNL C code generator alone): the build tree keeps them from run to
+    run. The extraction is copied over it by content (rsync --checksum,
+    times kept: an unchanged file keeps its old time, a changed one is
+    newer than what was built from it), and Python, shell and Makefile
+    sources that are gone from the extraction are deleted, so that no
+    wildcard of a Makefile installs a stale file.
+    """
+    top = ksft.parents[2]
+    base = subprocess.run(["bash", "-c", f'. "{LAB}/common.sh" && '
+                           'echo "$LAB_BASE"'], text=True,
+                          capture_output=True).stdout.strip() or "base"
+    bt = CACHE / "ksft-build" / base
+    bt.mkdir(parents=True, exist_ok=True)
+    p = subprocess.run(["rsync", "-rlt", "--checksum", f"{top}/", f"{bt}/"],
+                       text=True, capture_output=True)
+    if p.returncode:
+        die(f"rsync of the selftests to {bt} failed: {p.stderr[-1000:]}")
+    for sub in TREE_PATHS:
+        d = bt / sub
+        if not d.is_dir():
+            continue
+        for f in d.rglob("*"):
+            if (f.suffix in (".py", ".sh", ".yaml", ".mk")
+                    or f.name in ("Makefile", "config", "settings")) \
+                    and f.is_file() and not (top / f.relative_to(bt)).exists():
+                f.unlink()
+    inc = bt / "usr/include"
+    if inc.is_symlink() or inc.exists():
+        if inc.is_symlink():
+            inc.unlink()
+        else:
+            shutil.rmtree(inc)
+    inc.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(kernel_headers(), inc, symlinks=True)
+    return bt / "tools/testing/selftests"
+
+
+def install_tests(ksft, dest):
+    """make install of our tests, as kselftest CI does: TARGETS
+    drivers/net/hw (its C helpers, YNL programs and BPF objects built
+    with clang against the base's headers) and drivers/net/lan743x, plus
+    net/lib (INSTALL_DEP_TARGETS). Built in build_tree(), installed to
+    dest."""
+    (CACHE / "ksft-build").mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "ksft-build" / ".lock", "w") as lock:
+        # two stacks on one base share the build tree: one at a time
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        bt = build_tree(ksft)
+        t = time.time()
+        p = subprocess.run(["make", "-s", "-C", str(bt),
+                            "TARGETS=" + " ".join(TARGETS), "install",
+                            f"INSTALL_PATH={dest}"], text=True,
+                           capture_output=True)
+    (dest.parent / "make-install.log").write_text(p.stdout + p.stderr)
+    progress(f"make install: rc {p.returncode}, {time.time() - t:.0f} s")
+    missing = [d for d in TARGETS + ["net/lib/py"]
+               if not (dest / d).is_dir()]
+    missing += [f"drivers/net/hw/{f}" for f in HW_TESTS.split()
+                if (bt / "drivers/net/hw" / f).exists()
+                and not (dest / "drivers/net/hw" / f).exists()]
+    if p.returncode or not (dest / "run_kselftest.sh").exists() or missing:
+        die(f"make install of the selftests failed (rc {p.returncode}, "
+            f"missing {missing}): {(p.stdout + p.stderr)[-1500:]}")
+    return dest
+
+
+def _ksft_lines(text, prefix, r):
+    """Results of run_kselftest.sh's output: the programs' own KTAP lines
+    (indented by '# '), named PREFIX + test; a program's line only when
+    it printed none (it died, timed out or skipped as a whole)."""
+    seen_in_prog = 0
+    for line in text.splitlines():
+        m = KSFT_PROG.match(line)
+        if m:
+            prog = m.group(3).rsplit("/", 1)[-1]
+            directive = (m.group(4) or "").upper()
+            if directive == "TIMEOUT":
+                r[f"{prefix}{prog}.timeout"] = "fail"
+            elif not seen_in_prog:
+                r[f"{prefix}{prog}"] = ("skip" if directive == "SKIP" else
+                                        "fail" if m.group(1) else "pass")
+            seen_in_prog = 0
+            continue
+        if not line.startswith("# "):
+            continue
+        inner = line[2:]
+        if re.match(r"^1\.\.0\s*#\s*SKIP", inner):
+            continue    # the program's own line says skip
+        m = KTAP.match(inner)
+        if not m or inner.startswith(" ") or inner.startswith("#"):
+            continue
+        directive = (m.group(3) or "").upper()
+        result = ("skip" if directive == "SKIP" else
+                  "xfail" if directive == "XFAIL" else
+                  "fail" if m.group(1) else "pass")
+        r[prefix + m.group(2)] = result
+        seen_in_prog += 1
+
+
+def parse_ktap(outdir, modules):
+    """{module: {test: result}} from outdir/<module>/*.ktap."""
+    res = {}
+    for name in modules:
+        mdir = outdir / name
+        if not mdir.is_dir():
+            continue
+        r = res.setdefault(name, {})
+        for f in sorted(mdir.glob("*.ktap")):
+            seen = 0
+            text = f.read_text(errors="replace")
+            if f.stem.startswith("ksft-"):
+                # run_kselftest.sh in a remote mode: ksft-<mode>.ktap
+                mode = f.stem[len("ksft-"):]
+                before = len(r)
+                _ksft_lines(text, "" if mode == "netns" else f"{mode}.", r)
+                if len(r) == before and not re.search(r"^(not )?ok 1 lab\.",
+                                                      text, re.M):
+                    r[f.stem] = "fail"
+                else:
+                    for line in text.splitlines():
+                        m = KTAP.match(line)
+                        if m and m.group(2).startswith("lab."):
+                            r[m.group(2)] = "fail" if m.group(1) else "pass"
+                continue
+            for line in text.splitlines():
+                if re.match(r"^1\.\.0\s*#\s*SKIP", line):
+                    r[f.stem] = "skip"
+                    seen += 1
+                    continue
+                m = KTAP.match(line)
+                if not m:
+                    continue
+                seen += 1
+                directive = (m.group(3) or "").upper()
+                if directive == "SKIP":
+                    result = "skip"
+                elif directive == "XFAIL":
+                    result = "xfail"
+                else:
+                    result = "fail" if m.group(1) else "pass"
+                r[m.group(2)] = result
+            if not seen:
+                # the program died before printing a result
+                r[f.stem] = "fail"
+    return res
+
+
+RESULTS = ("pass", "fail", "skip", "xfail")
+
+
+def load_expected(path):
+    """{module: {test: (result, reason)}}; each expected failure has a
+    reason. A result may be two, as skip|fail: for a test whose outcome
+    depends on the host (an upstream test's rate precheck under TCG), the
+    reason saying which outcome comes when."""
+    exp = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        body, _, reason = line.partition("#")
+        body, reason = body.strip(), reason.strip()
+        if not body:
+            continue
+        f = body.split()
+        if len(f) != 3 or not f[2] or \
+                any(r not in RESULTS for r in f[2].split("|")):
+            die(f"{path}:{n}: want 'MODULE TEST pass|fail|skip|xfail "
+                f"[# reason]' (or two, as skip|fail), got {line!r}")
+        if f[2] != "pass" and not reason:
+            die(f"{path}:{n}: expected {f[2]} of {f[1]} needs a '# reason'")
+        exp.setdefault(f[0], {})[f[1]] = (f[2], reason)
+    return exp
+
+
+def expected_for_modes(expected, modules, ksft, modes, ssh_mods):
+    """Drop the expected results of remote modes that do not run: ssh.*
+    of a module not run over ssh, and the lan743x programs' own results
+    (named <program>.<case>) when the netns mode does not run."""
+    progs = set()
+    mk = ksft / "drivers/net/lan743x/Makefile"
+    if mk.exists():
+        progs = set(re.findall(r"^\s*(\w+)\.py", mk.read_text(),
+                               re.MULTILINE))
+    progs |= {f[:-3] for f in HW_TESTS.split()
+              if (ksft / "drivers/net/hw" / f).exists()}
+    for m in modules:
+        keep = {}
+        for t, v in expected.get(m, {}).items():
+            head = t.split(".", 1)[0]
+            if head == "ssh":
+                if "ssh" not in modes or (ssh_mods and m not in ssh_mods):
+                    continue
+            elif head in progs and "netns" not in modes:
+                continue
+            keep[t] = v
+        expected[m] = keep
+
+
+def compare(results, expected, modules):
+    bad = []
+    for mod in modules:
+        got = results.get(mod, {})
+        want = expected.get(mod, {})
+        for t in sorted(set(got) | set(want)):
+            g = got.get(t, "missing")
+            w = want.get(t, ("not listed", ""))[0]
+            if g not in w.split("|"):
+                bad.append(f"{mod} {t}: {g}, expected {w}")
+    return bad
+
+
+def run_guest(cmd, env, out, names, what, log_name, echo, boot_env=None):
+    """Run the guest command cmd (vm.sh or vm-arm.sh with the guest's
+    selftests.sh), its output into out/log_name(boot) and its KTAP lines
+    and the lines starting with one of echo to stderr as they come.
+
+    A crash of the emulated machine (exit 86: a guest kernel panic) is not
+    a test result: the run is repeated once, and says so; a second crash
+    fails. The results of names are cleared before each boot; boot_env(boot)
+    gives variables to add to env for that boot. Returns (exit status,
+    boot)."""
+    for boot in (1, 2):
+        benv = dict(env, **boot_env(boot)) if boot_env else env
+        progress(f"booting {what}: {', '.join(names)}"
+                 + (" (again, after a guest crash)" if boot > 1 else ""))
+        for name in names:
+            shutil.rmtree(out / name, ignore_errors=True)
+        with open(out / log_name(boot), "w", encoding="utf-8") as log, \
+                subprocess.Popen(cmd, env=benv, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True,
+                                 cwd=ROOT) as p:
+            for line in p.stdout:
+                log.write(line)
+                if KTAP.match(line) or line.startswith(echo):
+                    print(line, end="", file=sys.stderr, flush=True)
+            rc = p.wait()
+        if rc != 86:
+            break
+        print(f"{Path(sys.argv[0]).name}: the guest kernel crashed (console "
+              "lines above); repeating the run once", file=sys.stderr)
+    return rc, boot
+
+
+def report(results, expected, names, bad, tag=None):
+    """Print each result with the expected one's reason, then the
+    mismatches; tag(module, test) adds a mark after a test's name.
+    Returns the counts of each result."""
+    for m in names:
+        for t, r in sorted(results.get(m, {}).items()):
+            w = expected.get(m, {}).get(t, ("not listed", ""))
+            why = f"  ({w[1]})" if w[1] and r in w[0].split("|") else ""
+            print(f"  {m:9s} {r:5s} {t}{tag(m, t) if tag else ''}{why}")
+    for b in bad:
+        print(f"MISMATCH {b}")
+    return {r: sum(v == r for m in names for v in results.get(m, {}).values())
+            for r in RESULTS}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tree", help="take the tests from this kernel tree "
+                    "instead of base + patches/")
+    ap.add_argument("--kernel", help="guest kernel bzImage (default: "
+                    "kbuild.sh kernel guest)")
+    ap.add_argument("--moddir", help="guest module tree (MODDIR of vm.sh)")
+    ap.add_argument("--module", action="append", metavar="NAME=KO",
+                    help="module to test (default: upstream and series)")
+    ap.add_argument("--expected", default=str(
+        EXPECTED / f"{os.environ.get('STACK') or 'net-next'}.txt"),
+        help="expected results (default: lab/selftests/expected/STACK.txt)")
+    ap.add_argument("--out", help="results dir (default results/selftests-*)")
+    ap.add_argument("--tests", default=os.environ.get("LAN743X_TESTS", ""),
+                    help="space-separated test files (default all)")
+    args = ap.parse_args()
+
+    expected = load_expected(Path(args.expected))
+    progress("qemu with the lan7430 model")
+    qemu = last_line(["bash", str(ROOT / "emulator" / "build.sh")],
+                     "QEMU with the lan7430 model", code=77)
+
+    if args.kernel:
+        kernel, moddir = args.kernel, args.moddir
+    else:
+        progress("guest kernel (kbuild.sh kernel guest)")
+        obj = Path(last_line(["bash", str(LAB / "kernel" / "kbuild.sh"), "kernel",
+                              "guest"], "guest kernel"))
+        kernel = str(obj / "arch/x86/boot/bzImage")
+        moddir = args.moddir or str(obj / "mods")
+    if args.module:
+        mods = [m.split("=", 1) for m in args.module]
+    else:
+        progress("modules: upstream (base) and series (base + patches/)")
+        # A single-module build in the full guest build tree does not
+        # resolve phylink & co from Module.symvers; the guest loads them
+        # from the same build's modules, so unresolved is only a warning.
+        menv = dict(os.environ, KBUILD_MODPOST_WARN="1")
+        mods = [["upstream", last_line(["bash", str(LAB / "kernel" / "kbuild.sh"),
+                                        "module", "guest", "base"],
+                                       "upstream module", env=menv)],
+                ["series", last_line(["bash", str(LAB / "kernel" / "kbuild.sh"),
+                                      "module", "guest", "series"],
+                                     "series module", env=menv)]]
+
+    # the stack in the name: two stacks' runs may start in the same second
+    stack = os.environ.get("STACK", "net-next")
+    out = Path(args.out or ROOT / "results" /
+               time.strftime(f"selftests-{stack}-%Y%m%d-%H%M%S"))
+    # absolute: git apply runs in it, bounded by GIT_CEILING_DIRECTORIES
+    out = out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    progress(f"results in {out}")
+    ksft = prepare_tests(out / "tests", args.tree)
+    base = subprocess.run(["bash", "-c", f'. "{LAB}/common.sh" && '
+                           'echo "$LAB_BASE"'], text=True,
+                          capture_output=True).stdout.strip()
+    runner, modes, ssh_mods = RUNNER.get(base, ("direct", "netns", ""))
+    runner = os.environ.get("LAN743X_RUNNER", runner)
+    install = None
+    if runner == "kselftest":
+        progress("make install of the selftests (TARGETS="
+                 f"{' '.join(TARGETS)})")
+        install = install_tests(ksft, out / "install")
+
+    # the guest may only write to the results dir: the modules go there too
+    guest_mods = []
+    for name, ko in mods:
+        d = out / "ko" / name
+        d.mkdir(parents=True, exist_ok=True)
+        if ko.endswith(".xz"):
+            with open(d / "lan743x.ko", "wb") as f:
+                subprocess.run(["xz", "-dc", ko], stdout=f, check=True)
+        else:
+            shutil.copy(ko, d / "lan743x.ko")
+        guest_mods.append(f"{name}={d / 'lan743x.ko'}")
+
+    env = dict(os.environ, KERNEL=kernel, QEMU=qemu, VM_RWDIR=str(out),
+               VM_TIMEOUT=os.environ.get("VM_TIMEOUT", "5400"))
+    if moddir:
+        env["MODDIR"] = moddir
+    else:
+        env.pop("MODDIR", None)
+    if args.tests:
+        env["LAN743X_TESTS"] = args.tests
+    env["LAN743X_REMOTE_MODES"] = os.environ.get("LAN743X_REMOTE_MODES",
+                                                 modes)
+    env["LAN743X_SSH_MODULES"] = os.environ.get("LAN743X_SSH_MODULES",
+                                                ssh_mods)
+    env["LAN743X_HW_TESTS"] = os.environ.get("LAN743X_HW_TESTS", HW_TESTS)
+    env["LAN743X_GENERIC"] = os.environ.get("LAN743X_GENERIC",
+                                            GENERIC.get(base, ""))
+    guest = ["bash", str(LAB / "guest" / "selftests.sh"), "--tests",
+             str(ksft), "--out", str(out)] + \
+        (["--install", str(install)] if install else []) + guest_mods
+    cmd = ["bash", str(LAB / "vm" / "vm.sh"), "--"] + guest
+
+    def console(boot):
+        return "console.log" if boot == 1 else "console-2.log"
+    rc, boot = run_guest(cmd, env, out, [n for n, _ in mods], "the VM",
+                         console, ("[selftests.sh]", "vm.sh: "))
+
+    names = [n for n, _ in mods]
+    results = parse_ktap(out, names)
+    if rc:
+        print(f"selftests.py: the VM run failed (rc {rc}), see "
+              f"{out / console(boot)}", file=sys.stderr)
+    if runner == "kselftest":
+        expected_for_modes(expected, names, ksft,
+                           env["LAN743X_REMOTE_MODES"].split(),
+                           env["LAN743X_SSH_MODULES"].split())
+    if args.tests:
+        # a subset: compare only what ran (lab.* checks always run)
+        for m in names:
+            expected[m] = {t: v for t, v in expected.get(m, {}).items()
+                           if t in results.get(m, {})}
+    bad = compare(results, expected, names)
+    n = report(results, expected, names, bad)
+    print(f"selftests: {n['pass']} passed, {n['fail']} failed"
+          + (f", {n['skip']} skipped" if n["skip"] else "")
+          + f"; {len(bad)} not as in {Path(args.expected).name}")
+    sys.exit(1 if bad or rc or not results else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,554 @@
+#!/usr/bin/env python3
+"""NIPA-style per-patch checks of the stacks (``make check``).
+
+Every stack of lab.conf (or those named with --stack) is checked on its
+own base, after its parent stacks' patches (net-next on 7.3 + net). For
+patch i of a stack the tree is that start + patches 1..i. On it we run, in
+order:
+
+  build-x86   lan743x built for x86_64 with W=1 (the guest config)
+  sparse      sparse (C=2) over the lan743x files
+  build-arm   lan743x cross-built for ARMv7 (imx_v6_v7_defconfig) with W=1
+  checkpatch  scripts/checkpatch.pl --strict on the patch
+  kernel-doc  scripts/kernel-doc -none on the files the patch touches
+  coccinelle  scripts/coccinelle/**/*.cocci (report mode) on the touched
+              lan743x_* files
+  py-lint     ruff check and pylint --disable=R (the tree's .pylintrc) on
+              the touched tools/testing/selftests/**/*.py files, as
+              netdev's patchwork checks run them; import resolution
+              (E0401, E0611) is left out: it depends on the sys.path the
+              selftest library sets up at run time, not on the code
+
+A check fails only on what the patch introduces: its diagnostics are
+compared with the same check on the tree before the patch (base for the
+first one), and the new ones are reported with file:line. A build that
+breaks fails outright. Results are cached by tree, patch and tool
+versions, so a warm run on an unchanged series takes seconds.
+"""
+
+import argparse
+import collections
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+LAB = Path(__file__).resolve().parents[1]
+ROOT = LAB.parent
+DRV = "drivers/net/ethernet/microchip"
+CHECKS = ["build-x86", "sparse", "build-arm", "checkpatch", "kernel-doc",
+          "coccinelle", "py-lint"]
+#: stacks whose Python is not linted, with the reason
+NO_PY_LINT = {
+    "6.12": "the backport's selftests are net-next's adapted to 6.12's "
+            "library, for boards; the linted ones are net-next's, which go "
+            "upstream",
+}
+#: the Python files py-lint looks at
+PY_RE = re.compile(r"^tools/testing/selftests/.*\.py$")
+#: "file:line:col: CODE [*] message" (ruff --output-format=concise, pylint)
+LINT_RE = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):\d+: "
+                     r"(?P<code>[A-Z]+\d+)(?::| \[\*\])? (?P<msg>.*)$")
+T0 = time.time()
+
+DIAG_RE = re.compile(
+    r"^(?P<file>[^\s:]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
+    r"(?P<kind>warning|error|note|Error|Warning)?:?\s*(?P<msg>.*)$")
+
+
+def progress(msg):
+    print(f"[{int(time.time() - T0):4d}s] {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd, cwd=None, env=None, check=False):
+    p = subprocess.run(cmd, cwd=cwd, env=env, text=True, errors="replace",
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if check and p.returncode:
+        sys.exit(f"error: {' '.join(cmd)} failed:\n{p.stdout}")
+    return p.returncode, p.stdout
+
+
+def lab_conf(stack, expr):
+    """Evaluate a shell expression with common.sh loaded for STACK."""
+    rc, out = run(["bash", "-c", f'. "{LAB}/common.sh" && {expr}'],
+                  env=dict(os.environ, STACK=stack))
+    if rc:
+        sys.exit(out.rstrip())
+    return out.strip()
+
+
+def kbuild(*args):
+    rc, out = run(["bash", str(LAB / "kernel" / "kbuild.sh"), *args])
+    if rc:
+        sys.exit(out.rstrip() or f"error: kbuild.sh {' '.join(args)} failed")
+    lines = [line for line in out.splitlines() if line.strip()]
+    for line in lines[:-1]:
+        print(line, file=sys.stderr)
+    return lines[-1]
+
+
+def git(src, *args, check=True):
+    rc, out = run(["git", "-C", str(src), *args])
+    if check and rc:
+        raise RuntimeError(f"git {' '.join(args)}: {out}")
+    return out.strip()
+
+
+def norm_path(path, src, obj=None):
+    """Make a diagnostic's path relative to the source tree."""
+    p = path
+    for prefix in filter(None, [str(src), str(obj) if obj else None]):
+        if p.startswith(prefix + "/"):
+            p = p[len(prefix) + 1:]
+    while p.startswith("../") or p.startswith("./"):
+        p = p.split("/", 1)[1]
+    return p
+
+
+def parse_diags(text, src, obj=None, only=DRV + "/lan743x"):
+    """Return [(file, line, message)] of compiler-style diagnostics."""
+    diags = []
+    for raw in text.splitlines():
+        m = DIAG_RE.match(raw.strip())
+        if not m or not m.group("kind"):
+            continue
+        f = norm_path(m.group("file"), src, obj)
+        if only and not f.startswith(only):
+            continue
+        if m.group("kind").lower() == "note":
+            continue
+        diags.append((f, int(m.group("line")),
+                      f"{m.group('kind').lower()}: {m.group('msg')}"))
+    return diags
+
+
+def new_diags(before, after):
+    """Diagnostics in 'after' beyond those in 'before' (line-insensitive)."""
+    left = collections.Counter((f, msg) for f, _, msg in before)
+    out = []
+    for f, line, msg in after:
+        if left[(f, msg)] > 0:
+            left[(f, msg)] -= 1
+        else:
+            out.append((f, line, msg))
+    return out
+
+
+def lint_versions():
+    """ruff's and pylint's versions (part of the results' cache key)."""
+    out = []
+    for cmd in ([sys.executable, "-m", "ruff", "--version"],
+                [sys.executable, "-m", "pylint", "--version"]):
+        try:
+            out.append(subprocess.run(cmd, capture_output=True, text=True,
+                                      check=False).stdout)
+        except OSError:
+            out.append("none")
+    return "|".join(out)
+
+
+class Checker:
+    def __init__(self, args):
+        self.args = args
+        self.src = Path(kbuild("srctree"))
+        self.obj = {}
+        self.cache = Path(os.environ.get(
+            "LAN743X_LAB_CACHE",
+            Path.home() / ".cache" / "lan743x-lab")) / "check-results"
+        self.cache.mkdir(parents=True, exist_ok=True)
+        objdirs = "".join(kbuild("objdir", v) for v in ("guest", "armv7-imx"))
+        objdirs += "sparse-lab-2"  # the lab's own sparse (see state_sparse)
+        self.version = hashlib.sha256(
+            Path(__file__).read_bytes() + objdirs.encode() +
+            (LAB / "kernel" / "kbuild.sh").read_bytes() + lint_versions().encode()
+        ).hexdigest()[:12]
+        self.state_cache = {}
+        self.sparse = lab_conf(args.stack.split(":")[0], "sparse_bin")
+
+    # -- tree handling -------------------------------------------------
+    def objdir(self, variant):
+        if variant not in self.obj:
+            progress(f"preparing the {variant} build tree")
+            self.obj[variant] = Path(kbuild("prepare", variant))
+        return self.obj[variant]
+
+    def touched(self, patch):
+        files = []
+        for line in Path(patch).read_text(errors="replace").splitlines():
+            m = re.match(r"^\+\+\+ b/(\S+)", line)
+            if m:
+                files.append(m.group(1))
+        return files
+
+    # -- state checks (run on a tree, compared parent vs child) ---------
+    def build(self, variant, extra):
+        obj = self.objdir(variant)
+        for o in (obj / DRV).glob("lan743x*.o"):
+            o.unlink()
+        arch = (["ARCH=arm", "CROSS_COMPILE=arm-linux-gnueabihf-"]
+                if variant == "armv7-imx" else ["ARCH=x86_64"])
+        cc = "arm-linux-gnueabihf-gcc" if variant == "armv7-imx" else "gcc"
+        env = dict(os.environ, KBUILD_MODPOST_WARN="1")
+        if subprocess.run(["which", "ccache"], capture_output=True).returncode == 0:
+            env.setdefault("CCACHE_DIR", str(self.cache.parent / "ccache"))
+            cc = "ccache " + cc
+        rc, out = run(["make", "-s", "-C", str(self.src), f"O={obj}", *arch,
+                       f"CC={cc}", f"-j{os.cpu_count()}", *extra,
+                       DRV + "/"], env=env)
+        return rc, out, obj
+
+    def state_build(self, variant):
+        # -Wno-error: CONFIG_WERROR would turn a new W=1 warning into a
+        # build failure; we want it reported as what it is
+        rc, out, obj = self.build(variant, ["W=1", "KCFLAGS=-Wno-error"])
+        diags = parse_diags(out, self.src, obj)
+        return {"ok": rc == 0, "diags": diags,
+                "tail": "" if rc == 0 else "\n".join(out.splitlines()[-25:])}
+
+    def state_sparse(self):
+        # the lab's own sparse (lab/common.sh sparse_bin): the kernel turns
+        # C=2 off with only a warning when its checker is too old
+        rc, out, obj = self.build("guest", ["C=2", f"CHECK={self.sparse}"])
+        if "is not available or not up to date" in out:
+            return {"ok": False, "diags": [],
+                    "tail": "sparse did not run: " + "\n".join(
+                        ln for ln in out.splitlines() if "C=2" in ln)}
+        diags = [d for d in parse_diags(out, self.src, obj)]
+        return {"ok": rc == 0, "diags": diags,
+                "tail": "" if rc == 0 else "\n".join(out.splitlines()[-25:])}
+
+    def state_kerneldoc(self, files):
+        diags = []
+        for f in files:
+            if not (self.src / f).exists() or not re.search(r"\.[ch]$", f):
+                continue
+            _, out = run([str(self.src / "scripts/kernel-doc"), "-none",
+                          f], cwd=self.src)
+            diags += parse_diags(out, self.src, only=None)
+        return {"ok": True, "diags": diags}
+
+    def cocci_scripts(self):
+        base = self.src / "scripts/coccinelle"
+        return sorted(p for p in base.rglob("*.cocci"))
+
+    def state_cocci(self, files):
+        diags = []
+        cfiles = [f for f in files if re.match(DRV + r"/lan743x_\w+\.c$", f)
+                  and (self.src / f).exists()]
+        for f in cfiles:
+            h = hashlib.sha256((self.src / f).read_bytes()).hexdigest()
+            key = self.cache / f"cocci-{h}-{self.version}.json"
+            if key.exists():
+                diags += [tuple(d) for d in json.loads(key.read_text())]
+                continue
+            scripts = [s for s in self.cocci_scripts()
+                       if "virtual report" in s.read_text(errors="replace")]
+
+            def spatch(script, f=f):
+                return run(["spatch", "-D", "report", "--very-quiet",
+                            "--no-show-diff", "--no-includes",
+                            "--include-headers", "--timeout", "60",
+                            "--cocci-file", str(script), f],
+                           cwd=self.src)[1]
+            # spatch is single-threaded: one script per core at a time,
+            # the reports kept in the scripts' order
+            with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+                outs = list(pool.map(spatch, scripts))
+            fd = []
+            for s, out in zip(scripts, outs):
+                for d in parse_diags(out, self.src, only=None):
+                    fd.append((d[0], d[1], f"{s.name}: {d[2]}"))
+            key.write_text(json.dumps(fd))
+            diags += fd
+        return {"ok": True, "diags": diags}
+
+    def state_pylint(self, files):
+        diags = []
+        rc_file = self.src / ".pylintrc"
+        for f in files:
+            if not PY_RE.match(f) or not (self.src / f).exists():
+                continue
+            _, out = run([sys.executable, "-m", "ruff", "check", "--no-cache",
+                          "--output-format=concise", f], cwd=self.src)
+            _, out2 = run([sys.executable, "-m", "pylint", "--disable=R",
+                           "--disable=import-error,no-name-in-module",
+                           "--score=n"] +
+                          ([f"--rcfile={rc_file}"] if rc_file.exists()
+                           else []) + [f], cwd=self.src)
+            for tool, text in (("ruff", out), ("pylint", out2)):
+                for raw in text.splitlines():
+                    m = LINT_RE.match(raw.strip())
+                    if m:
+                        diags.append((norm_path(m["file"], self.src),
+                                      int(m["line"]),
+                                      f"{tool} {m['code']}: {m['msg']}"))
+        return {"ok": True, "diags": diags}
+
+    def state(self, name, files):
+        """Run state check 'name' on the current tree, cached by tree id."""
+        tree = git(self.src, "rev-parse", "HEAD^{tree}")
+        fkey = ",".join(sorted(files))
+        key = hashlib.sha256(
+            f"{name}|{tree}|{fkey}|{self.version}".encode()).hexdigest()[:24]
+        path = self.cache / f"state-{key}.json"
+        if path.exists():
+            return json.loads(path.read_text())
+        t = time.time()
+        if name == "build-x86":
+            r = self.state_build("guest")
+        elif name == "build-arm":
+            r = self.state_build("armv7-imx")
+        elif name == "sparse":
+            r = self.state_sparse()
+        elif name == "kernel-doc":
+            r = self.state_kerneldoc(files)
+        elif name == "coccinelle":
+            r = self.state_cocci(files)
+        elif name == "py-lint":
+            r = self.state_pylint(files)
+        else:
+            raise ValueError(name)
+        r["diags"] = [list(d) for d in r["diags"]]
+        r["secs"] = round(time.time() - t, 1)
+        path.write_text(json.dumps(r))
+        return r
+
+    # -- patch checks ---------------------------------------------------
+    def checkpatch(self, patch):
+        # The bases are Debian's source tarballs, without upstream's git
+        # history: checkpatch cannot look up a Fixes: tag's commit there
+        # (UNKNOWN_COMMIT_ID). Its format is still checked (GIT_COMMIT_ID);
+        # the ids themselves are checked against upstream's history by hand.
+        rc, out = run([str(self.src / "scripts/checkpatch.pl"), "--strict",
+                       "--ignore", "UNKNOWN_COMMIT_ID",
+                       "--no-color", "--show-types", str(patch)],
+                      cwd=self.src)
+        problems = []
+        lines = out.splitlines()
+        for i, line in enumerate(lines):
+            if re.match(r"^(ERROR|WARNING|CHECK):", line):
+                where = ""
+                for nxt in lines[i + 1:i + 3]:
+                    m = re.search(r"FILE: (\S+)", nxt)
+                    if m:
+                        where = m.group(1)
+                        break
+                problems.append(f"{where or Path(patch).name}: {line}")
+        # FILE_PATH_CHANGES ("does MAINTAINERS need updating?") comes with
+        # every added or deleted file. When each such file is already in
+        # a directory a MAINTAINERS entry lists (a new test of
+        # drivers/net/hw, say), nothing needs updating: not a problem.
+        kept = [p for p in problems if "FILE_PATH_CHANGES" not in p]
+        if len(kept) < len(problems) and self.maintained(patch):
+            return not kept, kept
+        ok = rc == 0 and not problems
+        return ok, problems
+
+    def maintained(self, patch):
+        """Whether every file @patch adds or deletes lies in a directory
+        (F: dir/) of the tree's MAINTAINERS."""
+        text = Path(patch).read_text(errors="replace")
+        files = re.findall(r"^diff --git a/(\S+) b/\S+\n(?:new|deleted) file mode",
+                           text, re.MULTILINE)
+        mnt = self.src / "MAINTAINERS"
+        if not files or not mnt.exists():
+            return False
+        dirs = re.findall(r"^F:\s+(\S+/)$", mnt.read_text(errors="replace"),
+                          re.MULTILINE)
+        return all(any(f.startswith(d) for d in dirs) for f in files)
+
+    def run(self):
+        patches = self.args.patches
+        checks = self.args.checks
+        src = self.src
+        results = []  # (patch, check, ok, details)
+        git(src, "am", "--abort", check=False)
+        git(src, "checkout", "-q", "-f", "base")
+        git(src, "clean", "-fdq")
+        for patch in self.args.parents:
+            rc, out = run(["git", "-C", str(src), "am", "-q", patch])
+            if rc:
+                git(src, "am", "--abort", check=False)
+                git(src, "checkout", "-q", "-f", "base")
+                print(f"FAIL {Path(patch).name} apply (parent stack)")
+                self.passed, self.failed = 0, 1
+                print(f"check: 0 passed, 1 failed ({len(patches)} patches)")
+                return 1
+        prev = {}
+        for i, patch in enumerate([None] + patches):
+            if patch is not None:
+                name = Path(patch).name
+                rc, out = run(["git", "-C", str(src), "am", "-q", str(patch)])
+                if rc:
+                    git(src, "am", "--abort", check=False)
+                    results.append((name, "apply", False,
+                                    out.strip().splitlines()[-6:]))
+                    self.report(results[-1])
+                    break
+                files = self.touched(patch)
+            else:
+                name = "base" + (" + parents" if self.args.parents else "")
+                files = []
+            # files whose kernel-doc/coccinelle results we compare:
+            # those the *next* patch touches are measured on this state
+            # too, so compute per pair below instead.
+            cur = {}
+            for c in checks:
+                if c in ("build-x86", "sparse", "build-arm"):
+                    progress(f"{name}: {c}")
+                    cur[c] = self.state(c, [])
+            if patch is None:
+                prev = cur
+                base_bad = [c for c, r in cur.items() if not r["ok"]]
+                if base_bad:
+                    sys.exit(f"error: the base itself fails {base_bad}: "
+                             "is the toolchain installed? (make setup)")
+                continue
+            for c in checks:
+                t = time.time()
+                if c == "checkpatch":
+                    ok, det = self.checkpatch(patch)
+                elif c in ("kernel-doc", "coccinelle", "py-lint"):
+                    progress(f"{name}: {c}")
+                    after = self.state(c, files)
+                    parent = git(src, "rev-parse", "HEAD~1")
+                    head = git(src, "rev-parse", "HEAD")
+                    git(src, "checkout", "-q", parent)
+                    before = self.state(c, files)
+                    git(src, "checkout", "-q", head)
+                    new = new_diags([tuple(d) for d in before["diags"]],
+                                    [tuple(d) for d in after["diags"]])
+                    ok = not new
+                    det = [f"{f}:{ln}: {m}" for f, ln, m in new]
+                else:
+                    r = cur[c]
+                    if not r["ok"]:
+                        ok, det = False, ["build failed:"] + \
+                            r["tail"].splitlines()
+                    else:
+                        new = new_diags([tuple(d) for d in prev[c]["diags"]],
+                                        [tuple(d) for d in r["diags"]])
+                        ok = not new
+                        det = [f"{f}:{ln}: {m}" for f, ln, m in new]
+                results.append((name, c, ok, det))
+                self.report(results[-1], time.time() - t)
+            prev = cur
+        git(src, "checkout", "-q", "-f", "base")
+        failed = [r for r in results if not r[2]]
+        self.passed, self.failed = len(results) - len(failed), len(failed)
+        print(f"check {self.args.stack}: {self.passed} passed, "
+              f"{self.failed} failed ({len(patches)} patches, "
+              f"{int(time.time() - T0)}s)", flush=True)
+        return 1 if failed else 0
+
+    def report(self, r, secs=None):
+        name, check, ok, det = r
+        print(f"{'PASS' if ok else 'FAIL'} {self.args.stack}/{name} {check}",
+              flush=True)
+        for d in det[:40]:
+            print(f"    {d}", flush=True)
+
+
+def series(pdir):
+    return sorted(str(p.resolve()) for p in Path(pdir).glob("*.patch")
+                  if not p.name.startswith("0000-"))
+
+
+def check_stack(args, stack, patches_dir=None):
+    """Check one stack on its base; returns (passed, failed, rc)."""
+    args = argparse.Namespace(**vars(args))
+    args.stack = stack
+    os.environ["STACK"] = stack
+    os.environ.pop("LAB_BASE", None)
+    base = lab_conf(stack, 'echo "$LAB_BASE"')
+    if patches_dir is None:
+        args.patches = series(ROOT / "patches" / stack)
+        args.parents = lab_conf(stack, "parent_series").split()
+    else:
+        args.stack = f"{stack}:{Path(patches_dir).name}"
+        args.patches = series(patches_dir)
+        args.parents = []
+    if not args.patches:
+        print(f"check {args.stack}: no patches: nothing to check")
+        return 0, 0, 0
+    if stack in NO_PY_LINT and "py-lint" in args.checks:
+        args.checks = [c for c in args.checks if c != "py-lint"]
+        print(f"check {stack}: no py-lint: {NO_PY_LINT[stack]}", flush=True)
+    # One user of a base's cached source tree at a time (kbuild.sh takes
+    # the same lock; our children are told we hold it).
+    cache = Path(os.environ.get("LAN743X_LAB_CACHE",
+                                Path.home() / ".cache" / "lan743x-lab"))
+    cache.mkdir(parents=True, exist_ok=True)
+    lock = open(cache / f"src-{base}.lock", "w")
+    import fcntl
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        progress(f"waiting for another build using the {base} source tree")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    os.environ["LAN743X_SRC_LOCKED"] = "1"
+    try:
+        c = Checker(args)
+        rc = c.run()
+        return c.passed, c.failed, rc
+    finally:
+        os.environ.pop("LAN743X_SRC_LOCKED", None)
+        lock.close()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--stack", default="",
+                    help="comma-separated stacks to check (default: all "
+                    "of lab.conf's STACKS, each on its base)")
+    ap.add_argument("--patches", default=None,
+                    help="check this directory of patches instead, on the "
+                    "base of --stack (default: the default stack), without "
+                    "parents (lab fixtures)")
+    ap.add_argument("--checks", default=",".join(CHECKS),
+                    help="comma-separated subset of " + ",".join(CHECKS))
+    args = ap.parse_args()
+    args.checks = [c for c in args.checks.split(",") if c]
+    bad = [c for c in args.checks if c not in CHECKS]
+    if bad:
+        sys.exit(f"error: unknown check(s) {bad}; known: {CHECKS}")
+    all_stacks = lab_conf(os.environ.get("STACK", "") or "net-next",
+                          'echo "$STACKS"').split()
+    stacks = [s for s in args.stack.split(",") if s] or (
+        [os.environ.get("STACK") or lab_conf("net-next", 'echo "$STACK_DEFAULT"')]
+        if args.patches else all_stacks)
+    unknown = [s for s in stacks if s not in all_stacks]
+    if unknown:
+        sys.exit(f"error: unknown stack(s) {unknown}; lab.conf has {all_stacks}")
+    for tool in ["git", "make", "gcc", "sparse", "arm-linux-gnueabihf-gcc",
+                 "spatch", "perl"]:
+        need = {"sparse": "sparse", "build-arm": "arm-linux-gnueabihf-gcc",
+                "coccinelle": "spatch"}
+        if tool in need.values() and not any(
+                need.get(c) == tool for c in args.checks):
+            continue
+        if subprocess.run(["which", tool], capture_output=True).returncode:
+            sys.exit(f"error: '{tool}' not found; run 'make setup' first")
+    if "py-lint" in args.checks and subprocess.run(
+            [sys.executable, "-c", "import pylint, ruff"],
+            capture_output=True).returncode:
+        sys.exit("error: pylint or ruff not found; run 'make setup' first")
+    passed = failed = npatches = 0
+    rc = 0
+    for stack in stacks:
+        p, f, r = check_stack(args, stack, args.patches)
+        passed, failed, rc = passed + p, failed + f, rc or r
+        npatches += len(series(args.patches or ROOT / "patches" / stack))
+    print(f"check: {passed} passed, {failed} failed ({npatches} patches in "
+          f"{len(stacks)} stack{'s' if len(stacks) > 1 else ''}, "
+          f"{int(time.time() - T0)}s)")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
