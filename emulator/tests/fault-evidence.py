@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from vmrpc import VM, ROOT  # noqa: E402
+from vmrpc import ROOT, VM
 
 CAPTURE = r'''
 import socket, sys
@@ -37,31 +37,33 @@ print("captured frame lengths (AF_PACKET, from peer):", lens)
 
 
 def kb(*args):
-    p = subprocess.run(["bash", str(ROOT / "lab/kernel/kbuild.sh")] + list(args),
-                       cwd=ROOT, capture_output=True, text=True)
+    """The path lab/kernel/kbuild.sh ARGS prints (exits if it fails)."""
+    p = subprocess.run(["bash", str(ROOT / "lab/kernel/kbuild.sh"), *args],
+                       cwd=ROOT, capture_output=True, text=True, check=False)
     if p.returncode:
-        sys.exit("kbuild.sh %s failed: %s" % (args, p.stderr[-2000:]))
+        sys.exit(f"kbuild.sh {args} failed: {p.stderr[-2000:]}")
     return p.stdout.strip().splitlines()[-1]
 
 
 # name -> (fault kwargs, traffic, settle seconds)
 STEPS = [
-    ("rx-len-short", dict(count=5), "ping", 0),
-    ("rx-len-long", dict(count=5), "ping+capture", 0),
-    ("rx-len-zero", dict(count=5), "ping", 0),
-    ("drop-fs", dict(count=5), "ping", 0),
-    ("drop-ls", dict(count=5), "ping", 0),
-    ("spurious-irq", dict(count=2000, vectors=0xFF, period_us=500), "ping", 1),
-    ("wb-delay-head", dict(count=5, us=200000), "ping", 0),
-    ("wb-delay-desc", dict(count=3, us=300000), "ping-slow", 0),
-    ("link-flap", dict(count=1, down_ms=3000), "ping-long", 1),
-    ("link-flap-short", dict(count=1, down_ms=100), "sleep3", 0),
-    ("rx-stall", dict(count=1, ms=500), "ping", 0),
-    ("rx-stall-every", dict(every=50, ms=200), "iperf-rx", 0),
+    ("rx-len-short", {"count": 5}, "ping", 0),
+    ("rx-len-long", {"count": 5}, "ping+capture", 0),
+    ("rx-len-zero", {"count": 5}, "ping", 0),
+    ("drop-fs", {"count": 5}, "ping", 0),
+    ("drop-ls", {"count": 5}, "ping", 0),
+    ("spurious-irq", {"count": 2000, "vectors": 0xFF, "period_us": 500}, "ping", 1),
+    ("wb-delay-head", {"count": 5, "us": 200000}, "ping", 0),
+    ("wb-delay-desc", {"count": 3, "us": 300000}, "ping-slow", 0),
+    ("link-flap", {"count": 1, "down_ms": 3000}, "ping-long", 1),
+    ("link-flap-short", {"count": 1, "down_ms": 100}, "sleep3", 0),
+    ("rx-stall", {"count": 1, "ms": 500}, "ping", 0),
+    ("rx-stall-every", {"every": 50, "ms": 200}, "iperf-rx", 0),
 ]
 
 
 def run_step(vm, name, kw, traffic, settle):
+    """Arm fault NAME (arguments KW) under TRAFFIC; what the driver did."""
     fault = name.replace("-short", "").replace("-every", "") \
         if name in ("link-flap-short", "rx-stall-every") else name
     res = {"knob": fault, "args": kw, "traffic": traffic}
@@ -69,14 +71,15 @@ def run_step(vm, name, kw, traffic, settle):
     if traffic == "ping+capture":
         # AF_PACKET capture of the next frames from the peer (python
         # starts slowly under TCG: arm the fault only once it listens)
-        vm.sh(". /tmp/l7.env; python3 -c '%s' $D 10 > /tmp/cap 2>&1 & sleep 3"
-              % CAPTURE.replace("'", "'\"'\"'"))
+        quoted = CAPTURE.replace("'", "'\"'\"'")
+        vm.sh(f". /tmp/l7.env; python3 -c '{quoted}' $D 10 > /tmp/cap 2>&1 & "
+              "sleep 3")
     a = vm.snapshot()
     vm.dut.fault(fault, **kw)
     t0 = time.time()
     if traffic.startswith("ping"):
         if traffic == "ping+capture":
-            rc, out = vm.sh("ping -q -c 20 -i 0.05 -W 1 10.9.9.2; sleep 5; "
+            _, out = vm.sh("ping -q -c 20 -i 0.05 -W 1 10.9.9.2; sleep 5; "
                             "cat /tmp/cap")
             res["capture"] = [l for l in out.splitlines() if "captured" in l]
             res["ping"] = [l for l in out.splitlines() if "packets" in l or "rtt" in l]
@@ -91,7 +94,7 @@ def run_step(vm, name, kw, traffic, settle):
     elif traffic == "iperf-rx":
         res["iperf_rx_mbps"] = round(vm.iperf(secs=4, reverse=True), 1)
         res["iperf"] = vm.last_iperf
-        rc, out = vm.sh("ip netns exec peer nstat -az TcpRetransSegs 2>&1 | tail -1")
+        vm.sh("ip netns exec peer nstat -az TcpRetransSegs 2>&1 | tail -1")
     time.sleep(settle)
     res["secs"] = round(time.time() - t0, 1)
     b = vm.snapshot()
@@ -105,6 +108,7 @@ def run_step(vm, name, kw, traffic, settle):
 
 
 def pacing(vm):
+    """iperf3 goodput each way at model rates 50, 1000 and unpaced."""
     out = {}
     for label, rate, rev in (("rate50_tx", 50, False), ("rate50_rx", 50, True),
                              ("unpaced_tx", 0, False), ("rate1000_tx", 1000, False),
@@ -125,6 +129,7 @@ def pacing(vm):
 
 
 def main():
+    """Boot the VM, run the steps (and pacing), write the JSON report."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--ko", help="lan743x.ko (default: kbuild.sh module guest base)")
     ap.add_argument("--out", default="/tmp/h6/evidence.json")
@@ -136,7 +141,8 @@ def main():
     obj = kb("kernel", "guest")
     ko = a.ko or kb("module", "guest", "base")
     qemu = subprocess.run(["bash", str(ROOT / "emulator/build.sh")], cwd=ROOT,
-                          capture_output=True, text=True).stdout.strip().splitlines()[-1]
+                          capture_output=True, text=True,
+                          check=False).stdout.strip().splitlines()[-1]
     vm = VM(qemu=qemu, kernel=obj + "/arch/x86/boot/bzImage", mods=obj + "/mods",
             ko=ko, dut_opts=a.dut_opts)
     report = {"ko": ko, "kernel": obj, "qemu": qemu, "boot_s": round(vm.boot_s, 1),
@@ -152,12 +158,12 @@ def main():
             print(json.dumps({name: r}, indent=1), flush=True)
         if not a.no_pacing:
             report["pacing"] = pacing(vm)
-        rc, out = vm.sh("dmesg | grep -iE 'lan743x|WARNING|BUG|Call Trace' | tail -40")
+        _, out = vm.sh("dmesg | grep -iE 'lan743x|WARNING|BUG|Call Trace' | tail -40")
         report["dmesg_tail"] = out.splitlines()
     finally:
         vm.close()
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(report, indent=1))
+        Path(a.out).write_text(json.dumps(report, indent=1), encoding="utf-8")
         print("written", a.out)
 
 
