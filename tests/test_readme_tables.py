@@ -12,19 +12,24 @@ MEAS = ROOT / "measurements"
 
 
 def run_tables(*args):
+    """lab/bench/tables.py with ARGS; its CompletedProcess."""
     return subprocess.run([sys.executable, str(TABLES), *args],
-                          capture_output=True, text=True, cwd=ROOT)
+                          capture_output=True, text=True, cwd=ROOT,
+                          check=False)
 
 
 def test_readme_tables_match_measurements():
+    """The README's blocks are what the runs give."""
     r = run_tables("--check")
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_hand_edited_figure_fails_check(tmp_path):
+    """A figure edited by hand makes --check fail; regenerating restores
+    it."""
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"<!-- tables:results begin -->\n(.*?)"
-                      r"<!-- tables:results end -->", readme, re.S)
+                      r"<!-- tables:results end -->", readme, re.DOTALL)
     assert block, "README.md has no tables:results block"
     row = next(l for l in block.group(1).splitlines()
                if l.startswith("| DMA map bytes/frame | x86_64 |"))
@@ -42,6 +47,7 @@ def test_hand_edited_figure_fails_check(tmp_path):
 
 
 def runs():
+    """Every run directory, archived ones as archive/NAME."""
     top = [p.name for p in MEAS.iterdir()
            if p.is_dir() and p.name != "archive"]
     arch = ["archive/" + p.name for p in (MEAS / "archive").iterdir()
@@ -50,15 +56,17 @@ def runs():
 
 
 def test_index_has_one_line_per_run():
+    """measurements/README.md lists every run exactly once."""
     index = (MEAS / "README.md").read_text().splitlines()
     for run in runs():
         lines = [l for l in index if l.startswith(f"| `{run}/` |")]
         assert len(lines) == 1, f"{run}: {len(lines)} index lines"
-    listed = re.findall(r"^\| `([\w./-]+)/` \|", "\n".join(index), re.M)
+    listed = re.findall(r"^\| `([\w./-]+)/` \|", "\n".join(index), re.MULTILINE)
     assert sorted(listed) == sorted(runs())
 
 
 def test_quoted_runs_exist():
+    """Every measurements/ path that README.md or docs/ name exists."""
     docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     for doc in docs:
         for ref in re.findall(r"measurements/([\w.-]+(?:/[\w.-]+)*)",

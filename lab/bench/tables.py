@@ -7,8 +7,9 @@ The README quotes the bench's figures in blocks between markers:
     ...generated...
     <!-- tables:NAME end -->
 
-This script computes each block from the runs' summary.json files (median,
-min and max over the repetitions, as lab/bench/report.py writes them) and
+This script computes the results block from the runs' summary.json files
+(median, min and max over the repetitions, as lab/bench/report.py writes
+them), copies the bench-sample block's rows from a run's table.md, and
 rewrites the blocks in place. With --check it changes nothing and exits 1
 when a block differs from what the runs give (a hand-edited figure, a run
 replaced without regenerating), so that `make test` catches the drift
@@ -106,7 +107,7 @@ SAMPLE_ROWS = [
 ]
 
 BLOCK = re.compile(r"(<!-- tables:(?P<name>[\w-]+) begin -->\n)(?P<body>.*?)"
-                   r"(<!-- tables:(?P=name) end -->)", re.S)
+                   r"(<!-- tables:(?P=name) end -->)", re.DOTALL)
 
 
 def fmt(v):
@@ -117,8 +118,7 @@ def fmt(v):
         return "0"
     if abs(v) >= 100:
         return f"{v:.0f}"
-    s = f"{v:#.3g}"
-    return s[:-1] if s.endswith(".") else s
+    return f"{v:#.3g}".removesuffix(".")
 
 
 def stat(s):
@@ -133,6 +133,7 @@ _cache = {}
 
 
 def summary(run):
+    """The run's summary.json (tag -> cell -> module -> metric -> stats)."""
     if run not in _cache:
         path = MEASUREMENTS / run / "summary.json"
         if not path.exists():
@@ -143,6 +144,7 @@ def summary(run):
 
 
 def lookup(run, tag, cell, module, metric):
+    """The stats of one metric, or None when the run lacks it."""
     try:
         return summary(run)[tag][cell][module][metric]
     except KeyError:
@@ -150,9 +152,10 @@ def lookup(run, tag, cell, module, metric):
 
 
 def results_block():
+    """The results table: upstream -> series per row, with its run."""
     out = [
-        "| TCP receive | guest | MTU 1500: upstream → series "
-        "| MTU 9000: upstream → series | run |",
+        ("| TCP receive | guest | MTU 1500: upstream → series "
+         "| MTU 9000: upstream → series | run |"),
         "|---|---|---|---|---|",
     ]
     for label, guest, run, tag, cell, metric, mtus in RESULT_ROWS:
@@ -171,25 +174,33 @@ def results_block():
         out.append(f"| {label} | {guest} | {cols[0]} | {cols[1]} | {where} |")
     out += [
         "",
-        "Median [min, max] of 5 runs (one value where all five agreed); "
-        "upstream = the base's unmodified module, series = net + net-next. "
-        f"The bench's figure of that run (series/upstream for every row): "
-        f"[`measurements/{X86}/ratios.png`](measurements/{X86}/ratios.png).",
+        ("Median [min, max] of 5 runs (one value where all five agreed); "
+         "upstream = the base's unmodified module, series = net + net-next. "
+         "The bench's figure of that run (series/upstream for every row): "
+         f"[`measurements/{X86}/ratios.png`](measurements/{X86}/ratios.png)."),
     ]
     return "\n".join(out) + "\n"
 
 
 def sample_block():
+    """Rows of make bench's own table.md, copied as it printed them."""
+    path = MEASUREMENTS / SAMPLE_RUN / "table.md"
+    if not path.exists():
+        sys.exit(f"tables: {path.relative_to(ROOT)} is missing")
+    section, rows = None, {}
+    for line in path.read_text().splitlines():
+        if line.startswith("## "):
+            section = line[3:].strip()
+        elif section == SAMPLE_TAG and line.startswith("| "):
+            cols = [c.strip() for c in line.strip("|").split("|")]
+            rows[(cols[0], cols[1])] = line
     out = ["```", f"## {SAMPLE_TAG}", "",
            "| cell | metric | upstream | series | series/A |",
            "|---|---|---|---|---|"]
-    for cell, metric in SAMPLE_ROWS:
-        up = lookup(SAMPLE_RUN, SAMPLE_TAG, cell, "upstream", metric)
-        se = lookup(SAMPLE_RUN, SAMPLE_TAG, cell, "series", metric)
-        ratio = ("n/a" if not up or not se or not up["median"]
-                 else fmt(se["median"] / up["median"]))
-        out.append(f"| {cell} | {metric} | {stat(up)} | {stat(se)} "
-                   f"| {ratio} |")
+    for key in SAMPLE_ROWS:
+        if key not in rows:
+            sys.exit(f"tables: {path.relative_to(ROOT)} has no row {key}")
+        out.append(rows[key])
     out += ["...", "```",
             f"(rows of `measurements/{SAMPLE_RUN}/table.md`)"]
     return "\n".join(out) + "\n"
@@ -214,7 +225,8 @@ def rewrite(text):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """Rewrite, check or print the README's generated blocks."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     ap.add_argument("--readme", type=Path, default=README)
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if the blocks differ from the runs")
