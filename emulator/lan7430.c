@@ -214,6 +214,8 @@ typedef struct L7Counters {
     uint64_t irq_spurious[L7_MAX_VECTORS];
     uint64_t rx_pace_holds;
     uint64_t tx_pace_holds;
+    uint64_t rx_wire_bytes;      /* paced frames, FCS/preamble/IFG included */
+    uint64_t tx_wire_bytes;
     uint64_t rx_fault_holds;
     uint64_t fault_fired[L7F_NUM];
     uint64_t rx_fifo_queued[L7_NUM_RX_CH];
@@ -231,6 +233,21 @@ typedef struct L7Counters {
     uint64_t async_started[L7A_KINDS];
     uint64_t async_busy_reads[L7A_KINDS];
 } L7Counters;
+
+/*
+ * A check of the pacing from outside the schedule (l7_meter_frame): the
+ * largest excess of the wire bits handed over in any window of the virtual
+ * clock over what the rate carries in that window.  Units: bits x 1000,
+ * which is rate (Mbit/s) x ns.
+ */
+typedef struct L7WireMeter {
+    int64_t t;          /* the last handover instant (virtual ns) */
+    int64_t base;       /* largest excess of a window ending before t (or
+                         * 0), less what the rate carried since it ended */
+    int64_t sum;        /* wire bits x 1000 handed over at t */
+    int64_t peak;       /* largest excess since the schedule began or the
+                         * counters were reset */
+} L7WireMeter;
 
 typedef struct L7Phy {
     uint16_t bmcr;
@@ -311,6 +328,11 @@ struct Lan7430State {
     bool tx_held_lso;
     QEMUTimer *tx_pace_timer;
     QEMUTimer *rx_pace_timer;
+    /* the wire as handed over, checked against the rate (l7_meter_frame) */
+    L7WireMeter tx_meter;
+    L7WireMeter rx_meter;
+    bool tx_metering;            /* frames sent now leave the paced FIFO */
+    int64_t tx_meter_now;        /* ... at this instant */
 
     uint32_t regs[L7_NREGS];     /* plain storage for simple registers */
 
@@ -443,13 +465,20 @@ static bool l7_fault_armed(Lan7430State *s, int f)
     return s->fault[f].count || s->fault[f].every;
 }
 
-/* time one frame (without FCS) occupies the wire at rate_mbps */
-static int64_t l7_wire_ns(Lan7430State *s, size_t len)
+/* bytes one frame (without FCS) occupies on the wire */
+static uint64_t l7_wire_bytes(size_t len)
 {
     /* preamble+SFD 8, FCS 4, IFG 12; minimum frame 64 incl. FCS */
-    uint64_t bytes = MAX(len + 4, 64) + 8 + 12;
+    return MAX(len + 4, 64) + 8 + 12;
+}
 
-    return bytes * 8 * 1000 / s->rate_mbps;
+/*
+ * time one frame (without FCS) occupies the wire at rate_mbps, rounded up:
+ * the schedule never books less than the wire takes
+ */
+static int64_t l7_wire_ns(Lan7430State *s, size_t len)
+{
+    return DIV_ROUND_UP(l7_wire_bytes(len) * 8 * 1000, s->rate_mbps);
 }
 
 /*
@@ -479,6 +508,44 @@ static int64_t l7_wire_book(Lan7430State *s, int64_t *free, bool backlog,
 {
     *free = l7_wire_start(s, *free, backlog) + ns;
     return *free - (int64_t)s->rate_burst_us * 1000;
+}
+
+/*
+ * The wire meter checks the schedule from outside it.  Every frame handed
+ * over while paced (TX: to the peer, a TSO chain at one instant; RX: to
+ * the MAC) adds its wire bits, computed from its length here, not taken
+ * from the booking; the meter keeps the largest excess of the bits handed
+ * over in a window of the virtual clock over rate x the window's length,
+ * over every window [start, t] and (t0, t] with t0 a handover instant
+ * (start: when the schedule began, l7_meter_start).  The schedule bounds
+ * it: a frame is handed over at most rate-burst-us before its last bit
+ * left the wire, and the frames booked after t0 (all that are handed over
+ * after it: one frame waits at a time) start at most rate-catchup-us
+ * before t0, so the excess is at most (rate-burst-us + rate-catchup-us) x
+ * rate, however late the timers fired or however slowly the host ran.
+ * Counters tx/rx_wire_excess_max_bits; tests/test_emulator_faults.py and
+ * the qtests rate-tx/rate-rx check them against that bound.
+ */
+static void l7_meter_start(L7WireMeter *m)
+{
+    m->t = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    m->base = 0;
+    m->sum = 0;
+    m->peak = 0;
+}
+
+static void l7_meter_frame(Lan7430State *s, L7WireMeter *m, int64_t now,
+                           size_t len, uint64_t *bytes)
+{
+    if (now != m->t) {
+        m->base = MAX(m->base + m->sum, 0) -
+                  (int64_t)s->rate_mbps * (now - m->t);
+        m->sum = 0;
+        m->t = now;
+    }
+    m->sum += (int64_t)l7_wire_bytes(len) * 8 * 1000;
+    m->peak = MAX(m->peak, m->base + m->sum);
+    *bytes += l7_wire_bytes(len);
 }
 
 /*
@@ -693,6 +760,8 @@ static void lan7430_realize(PCIDevice *pd, Error **errp)
     }
     s->tx_pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_tx_pace_cb, s);
     s->rx_pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_pace_cb, s);
+    l7_meter_start(&s->tx_meter);
+    l7_meter_start(&s->rx_meter);
     s->rx_stall_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_stall_cb, s);
     s->rx_irq_hold_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                         l7_rx_irq_hold_cb, s);

@@ -1554,6 +1554,12 @@ static void test_rate_tx(void)
     qtest_clock_step(c.qs->qts, 1000);
     g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 2);
     g_assert_cmpint(cnt(&c, "tx_frames"), ==, 1);
+    /*
+     * the wire meter: 1024 bytes (FCS, preamble, IFG) handed over when they
+     * had left the wire, no bit early (no burst, no catch-up allowed)
+     */
+    g_assert_cmpint(cnt(&c, "tx_wire_bytes"), ==, 1024);
+    g_assert_cmpint(cnt(&c, "tx_wire_excess_max_bits"), ==, 0);
     /* unpaced from now on: the rest goes at once */
     prop_set(&c, "rate", 0);
     g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 3);
@@ -1573,6 +1579,16 @@ static void test_rate_tx(void)
     qtest_clock_step(c.qs->qts, 3 * WIRE_NS_1000_AT_10 - 2000 * 1000);
     g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 7);
     g_assert_cmpint(cnt(&c, "tx_frames"), ==, 6);
+    /*
+     * the wire meter: the third frame left 2 ms before its last bit, 3 x
+     * 8192 bits in 457.6 us: exactly rate-burst-us x rate more than the
+     * wire carried in that window, the bound (the catch-up is not used:
+     * the timer fired on time)
+     */
+    g_assert_cmpint(cnt(&c, "tx_wire_bytes"), ==, 4 * 1024);
+    g_assert_cmpint(cnt(&c, "rate_burst_us"), ==, 2000);
+    g_assert_cmpint(cnt(&c, "tx_wire_excess_max_bits"), ==,
+                    cnt(&c, "rate_burst_us") * cnt(&c, "rate_mbps"));
     prop_set(&c, "rate", 0);
     drain_sock(&c, 4);
     g_assert_cmpint(cnt(&c, "tx_frames"), ==, 7);
@@ -1604,6 +1620,9 @@ static void test_rate_rx(void)
     qtest_clock_step(c.qs->qts, WIRE_NS_1000_AT_10);
     g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
     g_assert_cmpint(cnt(&c, "rx_frames"), ==, 2);
+    /* the wire meter: each frame taken when it had come off the wire */
+    g_assert_cmpint(cnt(&c, "rx_wire_bytes"), ==, 2 * 1024);
+    g_assert_cmpint(cnt(&c, "rx_wire_excess_max_bits"), ==, 0);
     ctx_fini(&c);
 }
 
