@@ -32,8 +32,10 @@ def test_hand_edited_figure_fails_check(tmp_path):
                       r"<!-- tables:results end -->", readme, re.DOTALL)
     assert block, "README.md has no tables:results block"
     row = next(l for l in block.group(1).splitlines()
-               if l.startswith("| DMA map bytes/frame | x86_64 |"))
-    edited = row.replace("→ 734", "→ 634", 1)
+               if "→" in l and re.search(r"→ [1-9]", l))
+    # a series median edited by hand: its first digit changed
+    edited = re.sub(r"→ ([1-9])",
+                    lambda m: f"→ {int(m.group(1)) % 9 + 1}", row, count=1)
     assert edited != row, row
     copy = tmp_path / "README.md"
     copy.write_text(readme.replace(row, edited))
