@@ -17,23 +17,16 @@ sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import VM, VMError  # noqa: E402
 
 GOODPUT = 0.9415        # TCP/IPv4 goodput per wire bit at MTU 1500 (1448/1538)
-# How far above the wire rate an honest model may measure over a 5 s
-# iperf3 window, as a fraction:
-# - iperf3 measures at the receiving application, which reads in chunks of
-#   up to 128 KB: one read more or less in the window is 128 KB against
-#   5 s x 47 Mbit/s, ~0.44%;
-# - the model hands a frame over up to rate-burst-us (4 ms) before its
-#   wire time ends, and after a late pacing timer makes up to
-#   rate-catchup-us (10 ms) of lost wire time (emulator/lan7430.c
-#   l7_wire_start()/l7_wire_book()): at most 14 ms more wire time in any
-#   window, 0.28% of 5 s (a 0.56% excess was measured on a host shared by
-#   three TCG VMs, beyond the read chunk alone).
-# The model's wire time itself is exact (qtests rate-tx/rate-rx).
-MEASURE_SECS = 5
-MEASURE_TOL = (128 * 1024 * 8 / (MEASURE_SECS * GOODPUT * 50e6) +
-               (4000 + 10000) / (MEASURE_SECS * 1e6))
-
-
+# Time and rates are never asserted here: the guest's clock follows the
+# host's under TCG, so a busy host stretches or bunches whatever the guest
+# times (an iperf3 goodput 0.8% above the limit was measured so on a
+# loaded host while the model kept its schedule).  The pacing is checked in
+# the model's own accounting on its virtual clock (the wire meter), the
+# faults by their counts; where something has to happen first (the model's
+# timer ticks, the link coming back), the test waits for it to have
+# happened, with a limit far beyond any load (HANG_S) that only stops a
+# hang.
+HANG_S = 300
 
 
 @pytest.fixture(scope="module", params=VM_STACKS[:1])
@@ -76,15 +69,45 @@ def run_fault(vm, name, traffic, **kw):
     vm.dut.clear()
     d = vm.delta(a, b)
     dmesg = [l for l in vm.dmesg_since(tag) if "l7-fault-mark" not in l]
-    # the device must work again once the fault is gone
-    time.sleep(0.3)
-    after = vm.ping(count=3, interval=0.2, wait=2)
+    # the device must work again once the fault is gone: all three replies
+    # come back (ping waits for them, -w; the limit only ends a hang)
+    after = vm.ping(count=3, interval=0.2, wait=2, deadline=HANG_S)
     assert after["recv"] == 3, "no recovery after %s: %s" % (name, after)
     return res, d, dmesg
 
 
-def ping20(vm):
-    return vm.ping(count=20, interval=0.05, wait=1)
+def echo_replies(vm):
+    """The guest kernel's count of echo replies received."""
+    _rc, out = vm.sh("nstat -saz IcmpInEchoReps | "
+                     "awk '$1 == \"IcmpInEchoReps\" {print $2}'")
+    return int(out.strip() or 0)
+
+
+def ping_counted(vm, count=20, interval=0.05, size=56, lost=0):
+    """ping COUNT times; then wait until the model has taken every reply
+    off the wire (written to the ring or dropped by a full RX FIFO) and the
+    kernel has counted all of them but the FIFO's drops and the LOST ones
+    the fault is to cost.  Adds "replies", the kernel's count
+    (IcmpInEchoReps): ping's own "recv" is not exact on a busy host, ping
+    stops waiting twice the largest RTT after its last request."""
+    def over(c):
+        return sum(c.get("rx_fifo_overflow", [0]))
+    c0, r0 = vm.dut.counters(), echo_replies(vm)
+    p = vm.ping(count=count, interval=interval, size=size, wait=1)
+    c = wait_model(vm, f"the model took the {count} replies",
+                   lambda c: (c["rx_frames"] - c0["rx_frames"] +
+                              over(c) - over(c0)) >= count)
+    want = count - lost - (over(c) - over(c0))
+    wait_guest(vm, f"the kernel counted {want} replies",
+               "[ $(nstat -saz IcmpInEchoReps | awk '$1 == "
+               f"\"IcmpInEchoReps\" {{print $2}}') -ge {r0 + want} ]")
+    p["replies"] = echo_replies(vm) - r0
+    return p
+
+
+def ping20_all(vm):
+    """20 pings that must all come back: ping waits for them (-w)."""
+    return vm.ping(count=20, interval=0.05, wait=1, deadline=HANG_S)
 
 
 def driver_counted(d):
@@ -95,71 +118,137 @@ def driver_counted(d):
 
 
 # ---- pacing --------------------------------------------------------------
+# The model's wire meter (emulator/lan7430.c, l7_meter_frame) keeps per
+# direction the largest excess of the wire bits handed over in any window of
+# the virtual clock over rate x the window.  The schedule bounds it by
+# (rate-burst-us + rate-catchup-us) x rate however late the pacing timers
+# fire or however slowly the guest runs, so the check is exact: a model
+# that hands a frame over earlier than its wire time allows, or makes up
+# more lost time than rate-catchup-us, exceeds it.  The other side (a
+# waiting frame goes as soon as its wire time has come) is checked to the
+# ns by the qtests rate-tx and rate-rx, where the virtual clock only moves
+# with clock_step; in the VM it depends on the host.  iperf3's goodput is
+# printed for information only.
 
-def _iperf_at(vm, rate, reverse=False, secs=MEASURE_SECS):
+def _paced(vm, rate, reverse, secs=5):
+    """iperf3 at RATE (a new schedule: the meters restart); returns the
+    model's counters before and after, and iperf3's Mbit/s."""
     vm.dut.rate(rate)
     try:
-        return vm.iperf(secs=secs, reverse=reverse)
+        a = vm.dut.counters()
+        mbps = vm.iperf(secs=secs, reverse=reverse)
+        b = vm.dut.counters()
     finally:
         vm.dut.rate(1000)
+    return a, b, mbps
 
 
 @pytest.mark.parametrize("reverse", [False, True], ids=["tx", "rx"])
 def test_pacing_50mbit_is_honest(vm, reverse):
-    """iperf3 TCP at rate=50 lands within 90-100% of the goodput limit.
-    Above 100% (+ MEASURE_TOL) fails at once: the model outran the wire.
-    Below 90% is retried once: on a shared 2-core host the TCG guest can be
-    starved for whole seconds, time in which it produced nothing to pace."""
-    limit = GOODPUT * 50
-    for attempt in (1, 2):
-        mbps = _iperf_at(vm, 50, reverse)
-        print("rate=50 %s (attempt %d): %.2f Mbit/s = %.2f%% of %.2f (%s)" %
-              ("rx" if reverse else "tx", attempt, mbps, 100 * mbps / limit,
-               limit, vm.last_iperf))
-        assert mbps <= (1.00 + MEASURE_TOL) * limit, mbps
-        if mbps >= 0.90 * limit:
-            break
-    assert 0.90 * limit <= mbps <= (1.00 + MEASURE_TOL) * limit, mbps
+    """At rate=50 the frames waited for the wire, and in no window of the
+    virtual clock did the model hand over more than the rate carries plus
+    its allowances (rate-burst-us ahead, rate-catchup-us of made-up late
+    timer time)."""
+    d = "rx" if reverse else "tx"
+    a, b, mbps = _paced(vm, 50, reverse)
+    rate = b["rate_mbps"]
+    allowed = (b["rate_burst_us"] + b["rate_catchup_us"]) * rate   # bits
+    excess = b[f"{d}_wire_excess_max_bits"]
+    wire = b[f"{d}_wire_bytes"] - a[f"{d}_wire_bytes"]
+    holds = b[f"{d}_pace_holds"] - a[f"{d}_pace_holds"]
+    info = (f"rate={rate} {d}: {wire} wire bytes, {holds} holds, largest "
+            f"excess {excess} bits of {allowed} allowed; iperf3 {mbps:.2f} "
+            f"Mbit/s = {100 * mbps / (GOODPUT * rate):.1f}% of the goodput "
+            f"limit (information, guest clock) {vm.last_iperf}")
+    print(info)
+    assert rate == 50, info
+    # paced: the stream offered more than the wire took, frames waited
+    assert wire > 0 and holds > 0, info
+    assert 0 <= excess <= allowed, info
 
 
-def test_unpaced_is_measurably_faster(vm):
-    mbps = _iperf_at(vm, 0, secs=4)
-    print("unpaced tx: %.1f Mbit/s" % mbps)
-    assert mbps > 1.3 * GOODPUT * 50, mbps
+def test_unpaced_holds_nothing(vm):
+    """rate=0: the same stream goes through without a frame waiting for a
+    wire (counts, not iperf3's rate: how fast an unpaced TCG guest is
+    depends on the host)."""
+    a, b, mbps = _paced(vm, 0, False, secs=4)
+    frames = b["tx_frames"] - a["tx_frames"]
+    info = (f"unpaced tx: {frames} frames, tx_pace_holds "
+            f"+{b['tx_pace_holds'] - a['tx_pace_holds']}, rx_pace_holds "
+            f"+{b['rx_pace_holds'] - a['rx_pace_holds']}; iperf3 "
+            f"{mbps:.1f} Mbit/s (information)")
+    print(info)
+    assert b["rate_mbps"] == 0, info
+    assert frames > 0, info
+    assert b["tx_pace_holds"] == a["tx_pace_holds"], info
+    assert b["rx_pace_holds"] == a["rx_pace_holds"], info
 
 
 # ---- faults --------------------------------------------------------------
 
 def test_rx_len_short(vm):
-    p, d, _ = run_fault(vm, "rx-len-short", ping20, count=5)
+    p, d, _ = run_fault(vm, "rx-len-short",
+                        lambda v: ping_counted(v, lost=5), count=5)
     assert d["model"]["fault_fired"] == {"rx-len-short": 5}
     # upstream: skb trimmed to the bogus length, IP drops it as truncated
     assert driver_counted(d) or d["nstat"].get("IpExtInTruncatedPkts", 0) == 5, d
-    assert p["recv"] == 15, p
+    assert p["replies"] == 15 and p["recv"] <= 15, p
 
 
 def test_rx_len_zero(vm):
-    p, d, _ = run_fault(vm, "rx-len-zero", ping20, count=5)
+    p, d, _ = run_fault(vm, "rx-len-zero",
+                        lambda v: ping_counted(v, lost=5), count=5)
     assert d["model"]["fault_fired"] == {"rx-len-zero": 5}
     # upstream: a 0-byte skb goes up the stack, IP counts a header error
     assert driver_counted(d) or d["nstat"].get("IpInHdrErrors", 0) == 5, d
-    assert p["recv"] == 15, p
+    assert p["replies"] == 15 and p["recv"] <= 15, p
 
 
 def test_drop_ls(vm):
-    p, d, _ = run_fault(vm, "drop-ls", ping20, count=5)
+    p, d, _ = run_fault(vm, "drop-ls", lambda v: ping_counted(v, lost=5),
+                        count=5)
     assert d["model"]["fault_fired"] == {"drop-ls": 5}
     # With the neighbours pinned the only RX frames are the 20 replies, so
     # the fault hits exactly 5 of them. Upstream frees each unterminated
     # frame when the next first segment arrives, silently (no counter
     # anywhere): exactly those 5 replies are lost, not more, not fewer.
-    assert driver_counted(d) or p["recv"] == 15, (p, d)
+    # (the kernel's count of replies, ping_counted)
+    assert driver_counted(d) or p["replies"] == 15, (p, d)
+
+
+def wait_model(vm, what, done):
+    """Wait until done(model counters) holds: for something the model does
+    on its own timers, however slowly a busy host lets them run (HANG_S
+    stops a hang only)."""
+    t0 = time.monotonic()
+    while True:
+        c = vm.dut.counters()
+        if done(c):
+            return c
+        if time.monotonic() - t0 > HANG_S:
+            pytest.fail(f"{what}: not after {HANG_S} s (a hang): "
+                        f"{c.get('fault_fired')}", pytrace=False)
+        time.sleep(0.2)
+
+
+def wait_guest(vm, what, cmd):
+    """Wait until the guest command cmd succeeds (HANG_S: a hang only)."""
+    rc, out = vm.sh(f"for i in $(seq {HANG_S * 5}); do {cmd} && exit 0; "
+                    "sleep 0.2; done; exit 1", timeout=HANG_S + 60)
+    assert rc == 0, f"{what}: not after {HANG_S} s: {out}"
 
 
 def test_spurious_irq(vm):
-    p, d, dmesg = run_fault(vm, "spurious-irq",
-                            lambda v: (time.sleep(1), ping20(v))[1],
-                            count=400, vectors=0x3F, period_us=1000)
+    # all 400 ticks of the model's 1 ms timer first (a busy host delays
+    # each tick: 400 in a fixed time is not a property of the model), then
+    # the guest must still work
+    p, d, dmesg = run_fault(
+        vm, "spurious-irq",
+        lambda v: (wait_model(v, "400 spurious-irq ticks",
+                              lambda c: c["fault_fired"].get(
+                                  "spurious-irq", 0) >= 400),
+                   ping20_all(v))[1],
+        count=400, vectors=0x3F, period_us=1000)
     assert d["model"]["fault_fired"] == {"spurious-irq": 400}
     assert sum(d["model"]["irq_spurious_per_vector"]) == 400
     # the guest took them (per-vector /proc/interrupts) and kept working
@@ -169,17 +258,29 @@ def test_spurious_irq(vm):
 
 
 def test_rx_stall(vm):
-    p, d, _ = run_fault(vm, "rx-stall", ping20, count=1, ms=500)
+    p, d, _ = run_fault(vm, "rx-stall", ping20_all, count=1, ms=500)
     assert d["model"]["fault_fired"] == {"rx-stall": 1}
     assert d["model"].get("rx_fault_holds", 0) >= 1
-    # frames wait (backpressure), none is lost: the RTT shows the stall
+    # frames wait (backpressure), none is lost: the RTT shows the stall.
+    # A lower bound on a time: a reply held 500 ms of the model's virtual
+    # clock, which the guest's clock follows; a busy host only makes the
+    # RTT longer, never shorter.
     assert p["recv"] == 20 and p["rtt_min_avg_max"][2] >= 400, p
 
 
 def test_link_flap(vm):
-    p, d, dmesg = run_fault(vm, "link-flap",
-                            lambda v: v.ping(count=40, interval=0.1, wait=1),
-                            count=1, down_ms=2000)
+    # the guest saw the link go down and come back (the model's link is up
+    # again 2 s of virtual time after it went down) before the counters are
+    # read: waited for, not assumed to fit in the 4 s of pings on a busy host
+    _rc, out = vm.sh(". /tmp/l7.env; cat /sys/class/net/$D/carrier_changes")
+    c0 = int(out.strip())
+    _p, d, dmesg = run_fault(
+        vm, "link-flap",
+        lambda v: (v.ping(count=40, interval=0.1, wait=1),
+                   wait_guest(v, "carrier down and up again",
+                              ". /tmp/l7.env; [ $(cat /sys/class/net/$D/"
+                              f"carrier_changes) -ge {c0 + 2} ]"))[0],
+        count=1, down_ms=2000)
     assert d["model"]["fault_fired"] == {"link-flap": 1}
     assert d["stat"].get("carrier_changes", 0) >= 2, d["stat"]
     assert any("Link is Down" in l for l in dmesg), dmesg
@@ -199,7 +300,7 @@ def test_fifo_overflow_is_rx_dropped(vm):
     try:
         p, d, dmesg = run_fault(
             vm, "rx-stall",
-            lambda v: v.ping(count=60, interval=0.005, size=1400, wait=2),
+            lambda v: ping_counted(v, count=60, interval=0.005, size=1400),
             count=1, ms=300)
     finally:
         vm.dut.knob("rx-fifo-kib", 32)
@@ -214,7 +315,9 @@ def test_fifo_overflow_is_rx_dropped(vm):
     assert d["stat"].get("rx_dropped", 0) == over, info
     # the same MAC counter through ethtool -S
     assert d["ethtool"].get("RX Dropped Frames", 0) == over, info
-    assert p["sent"] - p["recv"] == over, info
+    # the kernel's count of replies (ping_counted: ping's own is not exact
+    # on a busy host)
+    assert p["sent"] - p["replies"] == over, info
     assert not [l for l in dmesg if "BUG" in l or "WARNING" in l], dmesg
 
 
@@ -225,7 +328,7 @@ def test_fifo_with_pause_loses_nothing(vm):
     vm.dut.knob("rx-fifo-kib", 32)
     p, d, dmesg = run_fault(
         vm, "rx-stall",
-        lambda v: v.ping(count=60, interval=0.005, size=1400, wait=2),
+        lambda v: ping_counted(v, count=60, interval=0.005, size=1400),
         count=1, ms=300)
     m = d["model"]
     info = "ping %s; model %s; stat %s" % (p, m, d["stat"])
@@ -233,7 +336,7 @@ def test_fifo_with_pause_loses_nothing(vm):
     assert m["fault_fired"] == {"rx-stall": 1}, info
     assert sum(m.get("rx_fifo_overflow", [0])) == 0, info
     assert d["stat"].get("rx_dropped", 0) == 0, info
-    assert p["recv"] == p["sent"], info
+    assert p["replies"] == p["sent"], info
     # pause frames sent (if the FIFO reached the ON level) are what the
     # driver's ethtool -S shows
     assert d["ethtool"].get("TX Pause Frames", 0) == \

@@ -241,9 +241,16 @@ ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "
         out["model"] = m
         return out
 
-    def ping(self, count=20, interval=0.05, size=56, wait=1):
-        rc, out = self.sh("ping -q -c %d -i %s -s %d -W %d %s" %
-                          (count, interval, size, wait, PEER_IP), timeout=120)
+    def ping(self, count=20, interval=0.05, size=56, wait=1, deadline=None):
+        """ping the peer.  ping stops waiting for replies twice the largest
+        RTT after its last request, so on a busy host a late reply counts
+        as lost; with deadline (s), ping waits until all count replies are
+        in, or the deadline has passed: for pings that must all come back
+        (count-based, the deadline only ends a hang)."""
+        rc, out = self.sh("ping -q -c %d -i %s -s %d -W %d %s%s" %
+                          (count, interval, size, wait,
+                           "-w %d " % deadline if deadline else "", PEER_IP),
+                          timeout=120 + (deadline or 0))
         m = re.search(r"(\d+) packets transmitted, (\d+) received", out)
         r = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)", out)
         return {"sent": int(m.group(1)) if m else 0,
