@@ -126,6 +126,20 @@ def vm(request):
         v.close()
 
 
+# what has to happen before the counters are read is waited for, never
+# slept on: a busy host delays it by any amount.  HANG_S only ends a hang.
+HANG_S = 300
+
+
+def wait_until(what, done):
+    t0 = time.monotonic()
+    while not done():
+        if time.monotonic() - t0 > HANG_S:
+            pytest.fail("%s: not after %d s (a hang)" % (what, HANG_S),
+                        pytrace=False)
+        time.sleep(0.2)
+
+
 def echo_replies(vm):
     rc, out = vm.sh("nstat -saz IcmpInEchoReps | awk '$1 == \"IcmpInEchoReps\" {print $2}'")
     return int(out.strip() or 0)
@@ -141,7 +155,14 @@ def test_ext_missing_keeps_the_ring(vm):
     a, reps_a = model(vm, *keys), echo_replies(vm)
     vm.dut.set("fault-ext-missing", 1)
     p = vm.ping(count=PINGS, interval=0.02, wait=1)
-    time.sleep(1)       # replies late for ping still count below
+    # replies late for ping still count below: the model has written them
+    # all, the kernel has counted all it will (all but the one without
+    # extension descriptor); a lost reply shows as the hang's failure
+    wait_until("the model wrote %d replies" % PINGS,
+               lambda: model(vm, "rx_frames")["rx_frames"] - a["rx_frames"]
+               >= PINGS)
+    wait_until("the kernel counted %d replies" % (PINGS - 1),
+               lambda: echo_replies(vm) - reps_a >= PINGS - 1)
     b, reps_b = model(vm, *keys), echo_replies(vm)
     fired = vm.dut.fired()
     vm.dut.clear()
@@ -157,7 +178,7 @@ def test_ext_missing_keeps_the_ring(vm):
             d["rx_frames"], PINGS, info)
     # and the driver passed up all of them but the one without extension
     assert reps == PINGS - 1, info
-    after = vm.ping(count=3, interval=0.2, wait=2)
+    after = vm.ping(count=3, interval=0.2, wait=2, deadline=HANG_S)
     assert after["recv"] == 3, "ring stuck after ext-missing: %s" % after
 
 
@@ -195,7 +216,7 @@ def test_partial_frame_freed_at_close(vm):
     assert fired.get("drop-ls") == 1, info
     assert ref > 0, info
     assert got - ref == 1, "partial frame not freed at close: " + info
-    after = vm.ping(count=3, interval=0.2, wait=2)
+    after = vm.ping(count=3, interval=0.2, wait=2, deadline=HANG_S)
     assert after["recv"] == 3, after
 
 

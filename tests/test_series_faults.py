@@ -19,8 +19,9 @@ What patch 0005 promises and what is asserted for the series:
   (ping 3/3 after the fault is cleared);
 * no leaked buffer: the channel page_pools are listed by the netdev netlink
   family (tools/net/ynl of the source tree) while up, with in-flight pages;
-  after `ip link set down` none is left for the interface within a few
-  seconds (a pool with pages in flight stays listed until they come back),
+  after `ip link set down` none is left for the interface once the pages
+  in flight are back (a pool stays listed until then; waited for, up to
+  beyond the kernel's own 60 s "stalled pool" verdict),
   and rmmod succeeds without any page_pool warning.
 
 Upstream baseline (emulator/README.md, "Upstream driver behaviour"): only
@@ -54,6 +55,7 @@ BAD_DMESG = re.compile(r"WARNING|BUG|DMA-API|Call Trace|page_pool|"
                        r"stalled pool|refcount_t|general protection|"
                        r"kmemleak|use-after-free", re.I)
 BASELINE = {}       # knob -> what the upstream module did (printed)
+PP_LIMIT_S = 120    # how long the leak check waits for the pools to go
 
 # guest side of the page_pool checks: netlink page-pool-get through the
 # kernel's own ynl library (copied into the VM's shared directory)
@@ -155,21 +157,51 @@ def observe(vm, pre="", mark=None):
     return o
 
 
-def run_knob(vm, name):
-    """Arm NAME for N frames, ping PINGS times, clear, check recovery;
-    returns (ping, deltas, fired, dmesg)."""
+# what has to happen before the counters are read (the model has written
+# every reply, the kernel has counted the ones passed up) is waited for,
+# never slept on: a busy host delays it by any amount.  HANG_S only ends a
+# hang, far beyond any load.
+HANG_S = 300
+
+
+def wait_until(what, done):
+    t0 = time.monotonic()
+    while not done():
+        if time.monotonic() - t0 > HANG_S:
+            pytest.fail("%s: not after %d s (a hang)" % (what, HANG_S),
+                        pytrace=False)
+        time.sleep(0.2)
+
+
+def echo_replies(vm):
+    _rc, out = vm.sh("nstat -saz IcmpInEchoReps | "
+                     "awk '$1 == \"IcmpInEchoReps\" {print $2}'")
+    return int(out.strip() or 0)
+
+
+def run_knob(vm, name, replies=None):
+    """Arm NAME for N frames, ping PINGS times, wait until the model has
+    written all PINGS replies to the ring (and, if given, the kernel has
+    counted REPLIES of them), clear, check recovery; returns (ping,
+    deltas, fired, dmesg)."""
     vm.mark_n += 1
     tag = "l7-fault-mark-%d" % vm.mark_n
     a = observe(vm, "echo %s > /dev/kmsg" % tag)
+    frames = vm.dut.counters()["rx_frames"]
+    reps = a["nstat"].get("IcmpInEchoReps", 0)
     vm.dut.fault(name, count=N)
     p = vm.ping(count=PINGS, interval=0.05, wait=2)
-    time.sleep(0.5)     # a reply late for ping is still counted below
+    wait_until("the model wrote the %d replies" % PINGS,
+               lambda: vm.dut.counters()["rx_frames"] - frames >= PINGS)
+    if replies is not None:
+        wait_until("the kernel counted %d replies" % replies,
+                   lambda: echo_replies(vm) - reps >= replies)
     b = observe(vm, mark=tag)
     vm.dut.clear()
     d = {sec: {k: v - a[sec].get(k, 0) for k, v in b[sec].items()
                if v != a[sec].get(k, 0)} for sec in ("stat", "nstat", "fired")}
-    time.sleep(0.3)
-    after = vm.ping(count=3, interval=0.2, wait=2)
+    # all three must come back (ping waits for them, -w: count-based)
+    after = vm.ping(count=3, interval=0.2, wait=2, deadline=HANG_S)
     assert after["recv"] == 3, "ring stuck after %s: %s" % (name, after)
     return p, d, d["fired"], b["dmesg"]
 
@@ -178,17 +210,19 @@ def run_knob(vm, name):
 
 @pytest.mark.parametrize("name", KNOBS)
 def test_series_drops_and_counts(vm, name):
-    p, d, fired, dmesg = run_knob(vm, name)
+    p, d, fired, dmesg = run_knob(vm, name, replies=PINGS - N)
     s, ns = d["stat"], d["nstat"]
     info = "%s: ping %s, stat %s, nstat %s, fired %s, dmesg %s" % (
         name, p["summary"], s, ns, fired, dmesg)
     print(info)
     assert fired == {name: N}, info
     assert not [l for l in dmesg if BAD_DMESG.search(l)], info
-    # every faulted frame is an echo reply, and it is lost (the kernel's
-    # count; ping itself may give up on a reply a starved guest takes late)
+    # every faulted frame is an echo reply, and it is lost: the kernel's
+    # count is exact.  ping's own is only bounded above: ping stops waiting
+    # twice the largest RTT after its last request, and a busy host can
+    # make a reply later than that (any number of them).
     assert ns.get("IcmpInEchoReps", 0) == PINGS - N, info
-    assert PINGS - N - 2 <= p["recv"] <= PINGS - N, info
+    assert p["recv"] <= PINGS - N, info
     if name in COUNTED:
         # dropped by the driver, counted once in each of the three
         for k in ("rx_length_errors", "rx_errors", "rx_dropped"):
@@ -207,8 +241,13 @@ def test_series_no_leak_on_down_and_rmmod(vm):
     loaded (all faults above included)."""
     rc, out = vm.sh(". /tmp/l7.env; cat /sys/class/net/$D/ifindex")
     ifindex = int(out.strip())
-    rc, out = vm.sh(". /tmp/l7.env; python3 %s/pp.py %s %d down $D 5" %
-                    (vm.ynl_dir, vm.ynl_dir, ifindex), timeout=180)
+    # the pools go once their pages are back: the wait ends then, its
+    # limit is not a speed (a busy host delays the page_pool's deferred
+    # release); PP_LIMIT_S is beyond the 60 s after which the kernel itself
+    # calls a pool stalled (and logs it: BAD_DMESG)
+    rc, out = vm.sh(". /tmp/l7.env; python3 %s/pp.py %s %d down $D %d" %
+                    (vm.ynl_dir, vm.ynl_dir, ifindex, PP_LIMIT_S),
+                    timeout=PP_LIMIT_S + 180)
     m = re.search(r"^UP (.*)$", out, re.M)
     assert m, "page-pool-get failed: " + out[-2000:]
     up = json.loads(m.group(1))
