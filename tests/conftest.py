@@ -1,4 +1,7 @@
+"""Shared fixtures and helpers of the lab's tests, and the order make
+test runs the test files in."""
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -61,9 +64,12 @@ def pytest_collection_modifyitems(items):
     items.sort(key=rank)
 
 
-def run(cmd, **kw):
+def run(cmd, check=False, **kw):
+    """Run CMD in the repository (text, output captured); its status is
+    the caller's to check."""
     kw.setdefault("cwd", ROOT)
-    return subprocess.run(cmd, text=True, capture_output=True, **kw)
+    return subprocess.run(cmd, text=True, capture_output=True, check=check,
+                          **kw)
 
 
 def stack_env(stack, **extra):
@@ -73,14 +79,14 @@ def stack_env(stack, **extra):
     return env
 
 
-@pytest.fixture(scope="module", params=VM_STACKS)
-def stack(request):
+@pytest.fixture(scope="module", params=VM_STACKS, name="stack")
+def fixture_stack(request):
     """Each VM test module runs once per stack (base kernel + modules)."""
     return request.param
 
 
-@pytest.fixture(scope="session")
-def srctree():
+@pytest.fixture(scope="session", name="srctree")
+def fixture_srctree():
     """The cached base source tree (created by kbuild.sh if missing)."""
     p = run(["bash", "lab/kernel/kbuild.sh", "srctree"])
     assert p.returncode == 0, p.stderr
@@ -140,7 +146,6 @@ def vm_inputs(stack=None):
     """QEMU with the lan7430 model and the guest kernel's build directory
     for STACK's base (default: the default stack). Both are built by the
     lab: failing to build either fails the calling test."""
-    import shutil
     if not shutil.which("vng"):
         pytest.fail("virtme-ng (vng) not installed: run 'make setup'",
                     pytrace=False)

@@ -13,7 +13,6 @@ import os
 import re
 
 import pytest
-
 from conftest import lab_built, qemu_build, run, stack_env
 
 STACKS = [s for s in os.environ.get("LAN743X_VARIANT_STACKS",
@@ -39,8 +38,7 @@ VARIANTS = {
                   r"configuring for phy/rgmii link mode",
                   r"using MSIX interrupts, number of vectors = 9"]),
     "lan7431-phy-addr-3": ("lan7431,phy-addr=3", "0x7431",
-                           [r"PHY \[pci-[0-9a-f:.]+:03\] driver "
-                            r"\[Generic PHY\]",
+                           [r"PHY \[pci-[0-9a-f:.]+:03\] driver \[Generic PHY\]",
                             r"configuring for phy/rgmii link mode"]),
 }
 # one boot per chip family by default; pci11414 (the same model as the
@@ -63,18 +61,21 @@ GUEST = ("lab/guest/e2e.sh; rc=$?; "
          "sed 's/^ */txq /'; exit $rc")
 
 
-@pytest.fixture(scope="module")
-def qemu():
+@pytest.fixture(scope="module", name="qemu")
+def fixture_qemu():
+    """QEMU with the lan7430 model (built if needed)."""
     return qemu_build()
 
 
-@pytest.fixture(scope="module", params=STACKS)
-def vstack(request):
+@pytest.fixture(scope="module", params=STACKS, name="vstack")
+def fixture_vstack(request):
+    """Each stack of LAN743X_VARIANT_STACKS in turn."""
     return request.param
 
 
-@pytest.fixture(scope="module")
-def guest_kernel(vstack):
+@pytest.fixture(scope="module", name="guest_kernel")
+def fixture_guest_kernel(vstack):
+    """The build directory of VSTACK's guest kernel (built if needed)."""
     return lab_built(f"the {vstack} guest kernel",
                      ["bash", "lab/kernel/kbuild.sh", "kernel", "guest"],
                      env=stack_env(vstack))
@@ -82,6 +83,7 @@ def guest_kernel(vstack):
 
 @pytest.mark.parametrize("variant", DEFAULT_VARIANTS)
 def test_variant_e2e_upstream_module(qemu, guest_kernel, vstack, variant):
+    """The guest e2e passes on VARIANT, and the driver took its path."""
     dev, pci_id, proofs = VARIANTS[variant]
     name, _, opts = dev.partition(",")
     env = stack_env(vstack, QEMU=qemu,
@@ -98,8 +100,8 @@ def test_variant_e2e_upstream_module(qemu, guest_kernel, vstack, variant):
     out = p.stdout + p.stderr
     print(out[-6000:])
     assert p.returncode == 0, out[-6000:]
-    assert not re.search(r"^FAIL", out, re.M), out[-6000:]
-    assert re.search(r"^E2E RESULT: PASS", out, re.M), out[-3000:]
+    assert not re.search(r"^FAIL", out, re.MULTILINE), out[-6000:]
+    assert re.search(r"^E2E RESULT: PASS", out, re.MULTILINE), out[-3000:]
     # the guest saw the variant, and the driver took its path
     assert f"variant-pci-id {pci_id}" in out, out[-3000:]
     for r in proofs:
@@ -108,7 +110,7 @@ def test_variant_e2e_upstream_module(qemu, guest_kernel, vstack, variant):
     # (lan743x_ethtool_get_sset_count()); there at least 2 of the 4 TX
     # channels must have carried the 8 flows
     txq = [int(n) for n in re.findall(r"^txq TX Queue [0-3] Frames: (\d+)",
-                                      out, re.M)]
+                                      out, re.MULTILINE)]
     if variant in MULTI_TX:
         assert len(txq) == 4, out[-3000:]
         assert sum(1 for n in txq if n > 50) >= 2, f"TX queues used: {txq}"

@@ -5,25 +5,28 @@ import os
 import re
 
 import pytest
-
 from conftest import ROOT, lab_built, qemu_build, run, stack_env
 
 
-@pytest.fixture(scope="session")
-def qemu():
+@pytest.fixture(scope="session", name="qemu")
+def fixture_qemu():
+    """QEMU with the lan7430 model (built if needed)."""
     path = qemu_build()
     assert os.access(path, os.X_OK), path
     return path
 
 
-@pytest.fixture(scope="module")
-def guest_kernel(stack):
+@pytest.fixture(scope="module", name="guest_kernel")
+def fixture_guest_kernel(stack):
+    """The build directory of STACK's guest kernel (built if needed)."""
     return lab_built(f"the {stack} guest kernel",
                      ["bash", "lab/kernel/kbuild.sh", "kernel", "guest"],
                      env=stack_env(stack))
 
 
-def test_qtests(qemu):
+@pytest.mark.usefixtures("qemu")
+def test_qtests():
+    """The model's QEMU qtests (emulator/tests/run-qtests.sh) pass."""
     script = ROOT / "emulator/tests/run-qtests.sh"
     if not script.exists():
         pytest.fail("emulator/tests/run-qtests.sh missing")
@@ -32,6 +35,7 @@ def test_qtests(qemu):
 
 
 def test_e2e_upstream_module(qemu, guest_kernel, stack):
+    """lab/guest/e2e.sh passes with the upstream module on STACK's base."""
     env = stack_env(stack, QEMU=qemu,
                KERNEL=f"{guest_kernel}/arch/x86/boot/bzImage",
                MODDIR=f"{guest_kernel}/mods",
@@ -46,5 +50,6 @@ def test_e2e_upstream_module(qemu, guest_kernel, stack):
     out = p.stdout + p.stderr
     print(out[-6000:])
     assert p.returncode == 0, out[-6000:]
-    assert not re.search(r"^FAIL", out, re.M), out[-6000:]
-    assert re.search(r"^PASS", out, re.M), "no step ran:\n" + out[-3000:]
+    assert not re.search(r"^FAIL", out, re.MULTILINE), out[-6000:]
+    assert re.search(r"^PASS", out, re.MULTILINE), \
+        "no step ran:\n" + out[-3000:]

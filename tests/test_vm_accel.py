@@ -4,20 +4,21 @@ Under multi-threaded TCG the guest kernel can oops on an INT3 of its own
 live text patching; VM_TCG_THREAD=single runs the vCPUs in one
 host thread, the default stays MTTCG (measurements/crashrate-20261125:
 no crash in either mode, and the bench's per-packet counts change with
-the mode). Checked on QEMU's real command line, by a stand-in QEMU that records its arguments (no guest boots: a few
-seconds)."""
+the mode). Checked on QEMU's real command line, by a stand-in QEMU that
+records its arguments (no guest boots: a few seconds)."""
 import os
 import stat
 
 import pytest
-
 from conftest import run
 
 DEFAULT = "multi"
 
 
-@pytest.fixture
-def fake(tmp_path):
+@pytest.fixture(name="fake")
+def fixture_fake(tmp_path):
+    """A stand-in QEMU that writes its arguments to a file, a dummy kernel:
+    (qemu, kernel, the arguments' file)."""
     args = tmp_path / "args"
     qemu = tmp_path / "qemu-system-x86_64"
     qemu.write_text("#!/bin/bash\nprintf '%s\\n' \"$@\" > " + str(args) + "\n"
@@ -29,6 +30,8 @@ def fake(tmp_path):
 
 
 def qemu_args(fake, **env):
+    """The -accel values vm.sh gave the stand-in QEMU FAKE with ENV, and
+    vm.sh's process."""
     qemu, kernel, args = fake
     e = dict(os.environ, QEMU=str(qemu), KERNEL=str(kernel), VM_TIMEOUT="120")
     for k in ("VM_TCG_THREAD", "VM_EXTRA_QEMU_OPTS"):
@@ -41,23 +44,27 @@ def qemu_args(fake, **env):
 
 
 def test_default_tcg_threading(fake):
+    """Without VM_TCG_THREAD, the lab's default threading."""
     accel, p = qemu_args(fake)
     assert accel == [f"tcg,thread={DEFAULT}"], (accel, p.stderr[-2000:])
 
 
 @pytest.mark.parametrize("mode", ["multi", "single"])
 def test_vm_tcg_thread(fake, mode):
+    """VM_TCG_THREAD picks the threading."""
     accel, p = qemu_args(fake, VM_TCG_THREAD=mode)
     assert accel == [f"tcg,thread={mode}"], (accel, p.stderr[-2000:])
 
 
 def test_extra_accel_wins(fake):
-    # the issue's recipe: an -accel of one's own replaces the lab's
-    accel, p = qemu_args(fake, VM_EXTRA_QEMU_OPTS="-accel tcg,thread=multi,tb-size=256")
+    """An -accel of one's own (VM_EXTRA_QEMU_OPTS) replaces the lab's."""
+    accel, p = qemu_args(
+        fake, VM_EXTRA_QEMU_OPTS="-accel tcg,thread=multi,tb-size=256")
     assert accel == ["tcg,thread=multi,tb-size=256"], (accel, p.stderr[-2000:])
 
 
 def test_bad_value_refused(fake):
+    """Another VM_TCG_THREAD value: vm.sh exits 2, QEMU is not started."""
     _, kernel, args = fake
     e = dict(os.environ, QEMU=str(fake[0]), KERNEL=str(kernel), VM_TCG_THREAD="many")
     p = run(["bash", "lab/vm/vm.sh", "true"], env=e, timeout=60)
