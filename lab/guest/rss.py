@@ -15,7 +15,8 @@ indirection table as `ethtool -x` shows it.
   rss.py send SRC DST           (in the peer's netns) FLOWS x PER frames
 
 check reads DEV's table (`ethtool -x`) and counters (`ethtool -S`), sends,
-and reads the counters again until the prediction holds, 10 s at most. It
+and reads the counters again until the prediction holds (WAIT_S at most:
+a limit that ends a hang, not a speed, as a busy host delays the count). It
 prints one line and exits 0 when every queue that should get flows got at
 least its frames, no other queue got more than NOISE frames (ARP and other
 stray frames reach queue 0), and at least two queues got flows; 1 when
@@ -36,6 +37,7 @@ FLOWS = 64              # UDP flows: SPORT + i -> DPORT + i
 PER = 8                 # frames per flow
 SPORT, DPORT = 40000, 9999
 NOISE = 7               # stray frames tolerated on a queue without flows
+WAIT_S = 120            # the longest wait for the frames to be counted
 
 
 def toeplitz(key, data):
@@ -142,12 +144,12 @@ def rx_queue_frames(dev, nq=4):
 
 def check(dev, ns, src, dst):
     """Send the flows from NS and judge DEV's RX queue counts against
-    the hash's prediction (for 10 s at most); prints the line."""
+    the hash's prediction (for WAIT_S at most); prints the line."""
     exp = expect(src, dst, out_of(["ethtool", "-x", dev]))
     before = rx_queue_frames(dev)
     out_of(["ip", "netns", "exec", ns, sys.executable, __file__, "send",
             src, dst])
-    end = time.monotonic() + 10     # until the frames are counted
+    end = time.monotonic() + WAIT_S     # until the frames are counted
     while True:
         ok, line = judge(before, rx_queue_frames(dev), exp)
         if ok or time.monotonic() >= end:
