@@ -4,6 +4,13 @@ PY ?= python3
 CHECKS ?=
 PATCHES ?=
 STACK ?=
+# ARCH: the guest of make bench, e2e and selftests: x86_64 or armv7 (QEMU
+# virt, 32-bit, non-coherent PCI DMA). Not exported: the kernel's make
+# reads ARCH from the environment, the lab passes it where it is meant.
+ARCH ?= x86_64
+unexport ARCH
+# FULL=1: make bench's whole matrix (default: a first run's subset)
+FULL ?=
 # make test runs the tests on two pytest-xdist workers, a test file to a
 # worker at a time (--dist loadfile: a file's tests share its module
 # fixtures, the VM they boot and its state), in the order
@@ -16,10 +23,11 @@ STACK ?=
 # PYTEST_XDIST= runs them one after the other.
 PYTEST_XDIST ?= -n 3 --dist loadfile --no-loadscope-reorder
 
-.PHONY: help setup tree export check kernel qemu unit test bench soak outage arm-e2e arm-bench arm-selftests
+.PHONY: help setup tree export check kernel qemu unit test bench e2e selftests soak outage arm-e2e arm-bench arm-selftests
 
 help:
-	@echo "make bench   main job: build, boot the emulated LAN7430, A/B bench, table"
+	@echo "make bench   main job: build, boot the emulated LAN7430, A/B bench upstream vs series, table"
+	@echo "             (TCP RX at MTU 1500 and 9000, 5 reps, ~15 min warm; FULL=1: every cell, both swiotlb settings)"
 	@echo "make test    every test: series checks, lab unit tests, qtests, VM tests"
 	@echo "make setup   install Debian and PyPI packages the lab needs"
 	@echo "make tree    build/STACK/linux = base + parent stacks + patches/STACK (STACK=net-next default)"
@@ -29,9 +37,10 @@ help:
 	@echo "make qemu    build QEMU with the lan7430 device model (cached)"
 	@echo "make outage  outage of live MTU changes, upstream vs series"
 	@echo "make soak    1000 live MTU/ring changes on the debug kernel (not CI)"
-	@echo "make arm-e2e ARMv7 guest (virt, non-coherent DMA): e2e upstream vs series (STACK=6.12: the backport)"
-	@echo "make arm-bench ARMv7 guest: count-based A/B bench, upstream vs series (REPS=5)"
-	@echo "make arm-selftests ARMv7 guest: lan743x, hw and generic kselftests, upstream vs series"
+	@echo "make e2e     guest e2e, upstream vs series module (STACK=6.12: the backport)"
+	@echo "make selftests  lan743x, hw and generic kselftests in the guest, upstream vs series"
+	@echo "ARCH=armv7   bench, e2e, selftests in the ARMv7 guest (virt, 32-bit, non-coherent DMA);"
+	@echo "             make arm-bench, arm-e2e, arm-selftests are the same with ARCH=armv7"
 
 setup:
 	@bash lab/setup.sh
@@ -58,8 +67,10 @@ test: setup
 	@$(PY) lab/series/check.py
 	@$(PY) -m pytest -q -rs --durations=25 $(PYTEST_XDIST) tests
 
+# the bench in the guest of ARCH ($(1)); lab/bench/bench.py --help
+BENCH = $(PY) lab/bench/bench.py --arch $(1) $(if $(FULL),--full) $(if $(REPS),--reps $(REPS)) $(if $(CELLS),--cells $(CELLS)) $(if $(MODULES),--modules $(MODULES))
 bench: setup
-	@$(PY) lab/bench/bench.py
+	@$(call BENCH,$(ARCH))
 
 # Long soak on the debug kernel (KASAN, kmemleak, lockdep, DMA-API debug):
 # too long for CI. Builds the debug kernel (~30-45 min cold) and the
@@ -78,25 +89,27 @@ soak: setup
 outage: setup
 	@$(PY) lab/bench/outage.py $(if $(MODULES),--modules $(MODULES))
 
-# The ARMv7 guest: qemu-system-arm, the armv7-virt kernel, a
-# Debian armhf initramfs; e2e + DMA cache maintenance counts, upstream vs
-# the series (lab/vm/arm-e2e.sh, docs/arm-guest.md). Not in `make test`;
-# tests/test_vm_arm.py runs it with LAN743X_ARM=1.
-arm-e2e: setup
-	@$(if $(STACK),STACK=$(STACK)) bash lab/vm/arm-e2e.sh
-
-# The ARM bench: upstream vs the series' module in the ARMv7
-# guest (non-coherent DMA), count-based figures per packet (DMA map/unmap/
-# sync calls and bytes, arch_sync_dma_for_* calls, page allocations,
-# doorbells); results/arm-bench-<time>/ (records.jsonl, table.md).
-# lab/bench/arm_bench.py --help; docs/arm-guest.md "ARM bench".
-arm-bench: setup
-	@$(PY) lab/bench/arm_bench.py $(if $(REPS),--reps $(REPS)) $(if $(CELLS),--cells $(CELLS)) $(if $(MODULES),--modules $(MODULES))
+# The guest e2e (lab/guest/e2e.sh) with the upstream and the series'
+# module, one boot each (lab/vm/e2e.sh); ARCH=armv7: qemu-system-arm, the
+# armv7-virt kernel, a Debian armhf initramfs, and the DMA cache
+# maintenance counts. tests/test_vm.py runs the x86_64 e2e in make test,
+# tests/test_vm_arm.py the ARM one with LAN743X_ARM=1.
+E2E = $(if $(STACK),STACK=$(STACK)) ARCH=$(1) bash lab/vm/e2e.sh
+e2e: setup
+	@$(call E2E,$(ARCH))
 
 # The lan743x kselftests, our hw tests and the kernel's generic driver
-# tests in the ARMv7 guest, upstream vs the series' module, both
-# remote modes: as lab/selftests/selftests.py in the x86_64 VM, compared with the
-# same expectations plus the ARM differences in
-# lab/selftests/expected/net-next-armv7.txt. Not in `make test` (time).
+# tests in the guest, upstream vs the series' module, both remote modes,
+# compared with lab/selftests/expected/STACK.txt (armv7: plus the ARM
+# differences of net-next-armv7.txt). make test runs the x86_64 ones.
+SELFTESTS = $(PY) lab/selftests/selftests.py --arch $(1) $(if $(MODULES),--modules "$(MODULES)")
+selftests: setup
+	@$(call SELFTESTS,$(ARCH))
+
+# the ARMv7 guest's targets by their names
+arm-e2e: setup
+	@$(call E2E,armv7)
+arm-bench: setup
+	@$(call BENCH,armv7)
 arm-selftests: setup
-	@$(PY) lab/selftests/arm_selftests.py $(if $(MODULES),--modules "$(MODULES)")
+	@$(call SELFTESTS,armv7)

@@ -1,4 +1,4 @@
-"""The ARM bench's parsing (lab/bench/arm_bench.py), no VM: console
+"""The bench's armv7 parsing (lab/bench/bench.py --arch armv7), no VM: console
 lines of lab/guest/bench_guest.py --rpc console --echo-records, the
 emulator counters merged into the records, the function tracer's
 arch_sync_dma_for_device/_for_cpu lines counted per function and caller,
@@ -10,7 +10,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "lab" / "bench"))
 sys.path.insert(0, str(ROOT / "lab" / "guest"))
-import arm_bench  # noqa: E402
+import bench  # noqa: E402
 import bench_guest  # noqa: E402
 from report import caller_keys, metrics  # noqa: E402
 
@@ -70,7 +70,7 @@ def test_functions_read_zero_when_asked_for_and_absent_when_not():
 
 
 def test_console_lines():
-    p = arm_bench.parse_console_line
+    p = bench.parse_console_line
     assert p("LAN743X-RPC 12 reset=1\r\n") == ("rpc", 12, True)
     assert p("LAN743X-RPC 3 reset=0") == ("rpc", 3, False)
     assert p("LAN743X-RPC x reset=0") is None
@@ -94,15 +94,15 @@ def test_guest_side_and_host_side_agree(capsys, monkeypatch, tmp_path):
     with open(tmp_path / "r.jsonl", "w") as f:
         bench_guest.EchoFile(f).write(json.dumps(rec) + "\n")
     assert json.loads((tmp_path / "r.jsonl").read_text()) == rec
-    parsed = [arm_bench.parse_console_line(x)
+    parsed = [bench.parse_console_line(x)
               for x in capsys.readouterr().out.splitlines()]
     assert parsed[:2] == [("rpc", 1, True), ("rpc", 2, False)]
     assert emu0 == {"console_rpc": 1} and parsed[2] == ("rec", rec)
     snaps = {1: {"mmio": {}}, 2: {"mmio": {"RX_TAIL0": {"r": 0, "w": 3}}}}
-    merged = arm_bench.merge_console_rpc(parsed[2][1], snaps)
+    merged = bench.merge_console_rpc(parsed[2][1], snaps)
     assert merged["emulator"] == snaps[2]
     assert metrics(merged)["RX tail writes/pkt"] == 0.75
-    lost = arm_bench.merge_console_rpc(
+    lost = bench.merge_console_rpc(
         {"emulator": {"console_rpc": 9}}, snaps)
     assert "error" in lost["emulator"]
 

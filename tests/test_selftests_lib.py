@@ -10,8 +10,8 @@
   not asked for (the ssh.* lines of net-next.txt in a netns-only run), and
   run_kselftest.sh's output of the ssh mode is named ssh.<test>; an
   expected result may be two alternatives (skip|fail);
-- lab/selftests/selftests.py's run_guest() and report(), which lab/selftests/arm_selftests.py
-  shares: a guest crash (exit 86) boots once more, a second one is the
+- lab/selftests/selftests.py's run_guest() and report(), which both
+  arches share: a guest crash (exit 86) boots once more, a second one is the
   result; the report gives each result's reason and the counts.
 """
 import importlib.util
@@ -173,7 +173,7 @@ def test_expected_alternatives(tmp_path):
 
 
 def test_guest_crash_is_run_again_once(tmp_path, capsys):
-    """run_guest(), shared by lab/selftests/selftests.py and lab/selftests/arm_selftests.py: a
+    """run_guest(), shared by both arches of lab/selftests/selftests.py: a
     crash of the emulated machine (exit 86) boots again once, with that
     boot's environment and log; a second crash is the run's result."""
     count = tmp_path / "boots"

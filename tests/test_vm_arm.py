@@ -1,4 +1,4 @@
-"""The ARMv7 guest: `make arm-e2e` (lab/vm/arm-e2e.sh) on QEMU's
+"""The ARMv7 guest: `make e2e ARCH=armv7` (lab/vm/e2e.sh) on QEMU's
 virt machine, Cortex-A15, 32-bit without LPAE, 1 GiB with highmem, the
 PCIe host NON-coherent: e2e with the upstream and the series' lan743x.ko
 of each stack on its base (net-next on 7.3, the 6.12 backport on 6.12),
@@ -9,7 +9,7 @@ the driver's DMA goes through arm's cache maintenance
 Opt-in: it builds qemu-system-arm, an ARM kernel and an armhf rootfs when
 cold (about 2 hours on 2 cores, more than CI's 90 minutes: see
 docs/arm-guest.md), so `make test` does not collect it (tests/conftest.py)
-unless LAN743X_ARM=1; `make arm-e2e` runs it. Collected, it never skips: a
+unless LAN743X_ARM=1; `make arm-e2e` runs the e2e. Collected, it never skips: a
 build that fails is a test failure with its reason."""
 import os
 import re
@@ -19,7 +19,7 @@ from conftest import VM_CPUS_ASKED, run
 
 
 def arm_env(**extra):
-    """The environment of an ARM run: its guest keeps lab/vm/vm-arm.sh's
+    """The environment of an ARM run: its guest keeps lab/vm/vm.sh's
     vCPUs (it runs alone) unless VM_CPUS was asked for."""
     env = dict(os.environ)
     env.pop("LAB_BASE", None)
@@ -34,17 +34,19 @@ def arm_env(**extra):
 # i.MX6 boards run, each on its own base's armv7-virt kernel
 @pytest.mark.parametrize("stack", ["net-next", "6.12"])
 def test_arm_e2e_upstream_and_series(tmp_path, stack):
-    env = arm_env(ARM_E2E_LOGDIR=str(tmp_path / "logs"), STACK=stack)
-    p = run(["bash", "lab/vm/arm-e2e.sh"], env=env, timeout=3 * 3600)
+    env = arm_env(E2E_LOGDIR=str(tmp_path / "logs"), STACK=stack,
+                  ARCH="armv7")
+    p = run(["bash", "lab/vm/e2e.sh"], env=env, timeout=3 * 3600)
     out = p.stdout + p.stderr
     print(out[-8000:])
-    # a build step that failed says which (lab/vm/arm-e2e.sh: "error: ...")
+    # a build step that failed says which (lab/vm/e2e.sh: "error: ...")
     assert p.returncode == 0, out[-8000:]
-    assert "ARM-E2E: PASS" in out, out[-6000:]
+    assert "E2E (armv7): PASS" in out, out[-6000:]
     base = {"net-next": "7.3", "6.12": "6.12"}[stack]
-    assert f"arm-e2e: stack {stack} on Linux {base}" in out, out[-6000:]
+    assert f"e2e (armv7): stack {stack} on Linux {base}" in out, \
+        out[-6000:]
     for m in ("upstream", "series"):
-        assert re.search(rf"^\[{m}\] E2E-ARM RESULT: PASS", out, re.MULTILINE), \
+        assert re.search(rf"^\[{m}\] E2E RESULT: PASS", out, re.MULTILINE), \
             f"{m}: no passing guest run\n" + out[-6000:]
         assert re.search(rf"^\[{m}\]     device tree: pcie@\w+ without "
                          "dma-coherent", out, re.MULTILINE), out[-4000:]
@@ -62,13 +64,13 @@ def test_arm_selftests_as_on_x86(tmp_path):
     """The lan743x kselftests (both remote modes), our hw tests and the
     kernel's generic driver tests in the ARMv7 guest: each result as the
     x86_64 expectations say, or as net-next-armv7.txt says with its
-    reason (lab/selftests/arm_selftests.py)."""
+    reason (lab/selftests/selftests.py --arch armv7)."""
     env = arm_env()
-    p = run(["python3", "lab/selftests/arm_selftests.py", "--out",
+    p = run(["python3", "lab/selftests/selftests.py", "--arch", "armv7", "--out",
              str(tmp_path / "arm-selftests")], env=env, timeout=4 * 3600)
     out = p.stdout + p.stderr
     print(out[-8000:])
     assert p.returncode == 0, out[-8000:]
-    s = re.search(r"^arm-selftests: (\d+) passed, (\d+) failed, (\d+) "
+    s = re.search(r"^selftests \(armv7\): (\d+) passed, (\d+) failed, (\d+) "
                   r"skipped; 0 not as in", out, re.MULTILINE)
     assert s and int(s.group(1)) > 0, out[-4000:]

@@ -1,13 +1,41 @@
 #!/usr/bin/env python3
 """The A/B bench (``make bench``): upstream lan743x vs the series' module.
 
-Builds what is missing (bench kernel without DMA_API_DEBUG, both modules,
-QEMU with the LAN7430 model), boots the VM once per swiotlb setting, and in
-each boot loads the two modules alternately (ABAB...) for every cell,
-``--reps`` times. While the guest runs, this process answers the guest's
-requests for emulator counter snapshots over QMP. Results go to
-``results/<timestamp>/``: raw records (JSONL), summary JSON, a markdown
-table (median, min, max, B/A ratio) and PNG plots (lab/bench/report.py).
+Builds what is missing (the kernel, both modules, QEMU with the LAN7430
+model), boots the guest (lab/vm/vm.sh) and in each boot loads the modules
+alternately (ABAB...) for every cell, ``--reps`` times
+(lab/guest/bench_guest.py, one progress line per cell). While the guest
+runs, this process answers the guest's requests for emulator counter
+snapshots over QMP. Results go to ``results/<timestamp>/``: raw records
+(JSONL), summary JSON, a markdown table (median, min, max, B/A ratio;
+printed at the end) and PNG plots (lab/bench/report.py).
+
+--arch (``make bench ARCH=...``) selects the guest:
+
+x86_64 (default): the bench kernel (no DMA_API_DEBUG), one boot per
+  swiotlb setting; the guest shares the host's files (records and counter
+  requests in the results directory).
+armv7: the ARMv7 guest (QEMU virt, Cortex-A15, 32-bit, the PCIe host
+  non-coherent: every streaming DMA map/unmap/sync is cache maintenance,
+  as on i.MX6), the armv7-virt kernel, count-based figures per packet.
+  The guest shares no directory with the host: --rpc console (the counter
+  requests are console lines this process answers over QMP),
+  --echo-records (every record is printed on the console, read here into
+  RESULTS/records.jsonl), --ftrace (the function tracer counts
+  arch_sync_dma_for_device/_for_cpu, arm's cache maintenance entry points:
+  kprobes oops on a Thumb-2 kernel).
+
+What is measured by default (``make bench``) is a first run's subset: upstream
+vs series, TCP RX at MTU 1500 and 9000, 5 repetitions (x86_64: swiotlb
+off). --full (``make bench FULL=1``) is the whole matrix: every cell, both
+swiotlb settings (x86_64); TCP RX and TX at 1500 and RX at 9000 (armv7).
+--cells, --swiotlb, --secs and --reps override either.
+
+A crash of the emulated machine (vm.sh exit 86: a guest kernel panic) is a
+lab event: the guest is booted once more with the records received so far
+and bench_guest.py resumes at the repetition it lost; MAX_BOOTS crashes in
+a row end the bench. Throughput and CPU time under TCG are not evidence:
+the table prints Mbit/s for context only.
 """
 
 import argparse
@@ -16,6 +44,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -23,6 +52,26 @@ from pathlib import Path
 LAB = Path(__file__).resolve().parents[1]
 ROOT = LAB.parent
 T0 = time.time()
+# after the lab's own directories: lab/guest/outage.py is not lab/bench/outage.py
+sys.path.append(str(LAB / "guest"))
+from bench_guest import ConsoleRpc, EchoFile  # noqa: E402
+
+ARCHES = ("x86_64", "armv7")
+#: the first run's cells (both arches) and the whole matrix per arch
+SUBSET_CELLS = "tcp-rx-1500,tcp-rx-9000"
+FULL = {"x86_64": {"cells": "", "swiotlb": "off,force"},
+        "armv7": {"cells": "tcp-rx-1500,tcp-tx-1500,tcp-rx-9000",
+                  "swiotlb": ""}}
+#: seconds of traffic per cell
+SECS = {"x86_64": 5, "armv7": 3}
+#: the kernel variant (kbuild.sh) and QEMU target (emulator/build.sh)
+VARIANT = {"x86_64": "bench", "armv7": "armv7-virt"}
+QEMU_ARCH = {"x86_64": "x86_64", "armv7": "arm"}
+# armv7: the records' tag, the functions the tracer counts, where the
+# guest writes
+ARM_TAG = "armv7-noncoherent"
+FTRACE = "arch_sync_dma_for_device,arch_sync_dma_for_cpu"
+GUEST_OUT = "/tmp/arm-bench"
 
 
 def progress(msg):
@@ -118,71 +167,144 @@ def build_modules(names, variant):
             for m, r in revs.items()}
 
 
-# boots per swiotlb setting before a crashing guest fails the bench
+# boots (per swiotlb setting) before a crashing guest fails the bench
 MAX_BOOTS = 3
 
 
-def bench_args(doc, secs, cells, argv=None, extra=None):
-    """The options lab/bench/bench.py and lab/bench/arm_bench.py share (--reps, --secs,
-    --cells, --modules, --out; BENCH_* in the environment), parsed; extra:
-    a function that adds the caller's own options to the parser."""
-    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+def bench_args(doc, argv=None):
+    """The bench's options (--arch, --full, --reps, --secs, --cells,
+    --swiotlb, --modules, --variant, --out; BENCH_* in the environment),
+    parsed, with the defaults of the arch and of --full filled in."""
+    ap = argparse.ArgumentParser(
+        description=doc.split("\n")[0],
+        epilog="default: " + SUBSET_CELLS + ", 5 repetitions; --full: "
+        "the whole matrix")
+    ap.add_argument("--arch", default="x86_64", choices=ARCHES,
+                    help="the guest (make bench ARCH=...)")
+    ap.add_argument("--full", action="store_true",
+                    default=os.environ.get("BENCH_FULL", "") not in ("", "0"),
+                    help="the whole matrix (make bench FULL=1)")
     ap.add_argument("--reps", type=int,
                     default=int(os.environ.get("BENCH_REPS", 5)))
-    ap.add_argument("--secs", type=int,
-                    default=int(os.environ.get("BENCH_SECS", secs)))
-    ap.add_argument("--cells", default=os.environ.get("BENCH_CELLS", cells))
+    ap.add_argument("--secs", type=int, default=os.environ.get("BENCH_SECS"))
+    ap.add_argument("--cells", default=os.environ.get("BENCH_CELLS"),
+                    help="comma list of lab/guest/bench_guest.py CELLS "
+                    "('' = all)")
+    ap.add_argument("--swiotlb", default=os.environ.get("BENCH_SWIOTLB"),
+                    help="x86_64: comma list of off,force")
     ap.add_argument("--modules", default=os.environ.get(
         "BENCH_MODULES", "upstream,series"),
         help="modules loaded in turn: upstream, series, pK (base + the "
         "first K patches), e.g. upstream,p2,series; NAME+cbN loads NAME "
         "with rx-copybreak N, e.g. upstream,series+cb0,series+cb256")
+    ap.add_argument("--variant", default=None,
+                    help="kernel variant (default: bench on x86_64, no "
+                    "DMA_API_DEBUG; armv7-virt on armv7)")
     ap.add_argument("--out", default=None)
-    if extra:
-        extra(ap)
     args = ap.parse_args(argv)
+    full = FULL[args.arch]
+    if args.cells is None:
+        args.cells = full["cells"] if args.full else SUBSET_CELLS
+    if args.swiotlb is None:
+        args.swiotlb = full["swiotlb"] if args.full or \
+            args.arch != "x86_64" else "off"
+    if args.arch == "armv7" and args.swiotlb:
+        ap.error("--swiotlb is for x86_64 (armv7: the PCIe host is "
+                 "non-coherent, no swiotlb)")
+    for sw in [s for s in args.swiotlb.split(",") if s]:
+        if sw not in ("off", "force"):
+            ap.error(f"--swiotlb takes off,force, not {sw!r}")
+    if args.arch == "armv7" and not args.cells:
+        args.cells = FULL["armv7"]["cells"]
+    if args.secs is None:
+        args.secs = SECS[args.arch]
+    args.secs = int(args.secs)
+    args.variant = args.variant or VARIANT[args.arch]
     if args.reps < 5:
         progress(f"note: {args.reps} repetitions; the project's figures "
                  "need at least 5")
     return args
 
 
-def main():
-    def extra(ap):
-        ap.add_argument("--swiotlb", default=os.environ.get(
-            "BENCH_SWIOTLB", "off,force"), help="comma list of off,force")
-        ap.add_argument("--variant", default="bench",
-                        help="kernel variant (bench has no DMA_API_DEBUG)")
-    args = bench_args(__doc__, 5, "", extra=extra)
+def parse_console_line(line):
+    """('rpc', N, reset) for a counter request, ('rec', dict) for a record,
+    ('bad-rec', text) for a record line that is not JSON (cut by a kernel
+    message or a crash), None for any other console line."""
+    line = line.rstrip("\r\n")
+    if line.startswith(ConsoleRpc.PREFIX + " "):
+        parts = line.split()
+        if len(parts) == 3 and parts[1].isdigit() and \
+                parts[2] in ("reset=0", "reset=1"):
+            return ("rpc", int(parts[1]), parts[2] == "reset=1")
+        return None
+    if line.startswith(EchoFile.PREFIX):
+        text = line[len(EchoFile.PREFIX):]
+        try:
+            rec = json.loads(text)
+        except ValueError:
+            return ("bad-rec", text)
+        return ("rec", rec) if isinstance(rec, dict) else ("bad-rec", text)
+    return None
 
-    out = Path(args.out or ROOT / "results" / time.strftime("%Y%m%d-%H%M%S"))
-    out.mkdir(parents=True, exist_ok=True)
-    progress(f"results in {out}")
 
-    progress(f"kernel ({args.variant})")
-    obj = Path(out_of(["bash", str(LAB / "kernel" / "kbuild.sh"), "kernel",
-                       args.variant]))
-    names = [m for m in args.modules.split(",") if m]
-    mods = build_modules(names, args.variant)
-    progress("qemu with the lan7430 model")
-    qemu = out_of(["bash", str(ROOT / "emulator" / "build.sh")])
-    ynl = str(Path(out_of(["bash", str(LAB / "kernel" / "kbuild.sh"), "srcrepo"]),
-                   "tools/net/ynl"))
+def merge_console_rpc(rec, snaps):
+    """Replace the record's {"console_rpc": N} placeholder by the counters
+    the host read for request N of this boot (snaps: N -> dict), or by an
+    error the report leaves out."""
+    emu = rec.get("emulator")
+    if isinstance(emu, dict) and "console_rpc" in emu:
+        n = emu["console_rpc"]
+        rec["emulator"] = snaps.get(n) or {
+            "error": f"no counters for console request {n}"}
+    return rec
 
-    meta = {"reps": args.reps, "secs": args.secs, "kernel": str(obj),
-            "modules": mods, "qemu": qemu,
-            # the patches the series' module is built from (net-next
-            # and its parent net; the cover letters too)
-            "series_patches": sorted(
-                str(p.relative_to(ROOT / "patches"))
-                for s in ("net", "net-next")
-                for p in (ROOT / "patches" / s).glob("0*.patch")),
-            "emulated": True}
-    (out / "meta.json").write_text(json.dumps(meta, indent=1))
 
+class Boot:
+    """One guest boot: reads vm.sh's output (armv7), answers counter requests,
+    appends the records to RESULTS/records.jsonl."""
+
+    def __init__(self, out, sock, log):
+        self.out, self.sock, self.log = out, sock, log
+        self.snaps, self.records, self.bad, self.late = {}, 0, 0, []
+        self.margin = float(os.environ.get("LAN743X_RPC_MARGIN", "2"))
+
+    def line(self, line):
+        self.log.write(line)
+        p = parse_console_line(line)
+        if p is None:
+            if "[bench-guest" in line:
+                progress("guest: " + line.rstrip().split("] ", 1)[-1])
+            return
+        if p[0] == "rpc":
+            _, n, reset = p
+            t0 = time.time()
+            try:
+                self.snaps[n] = emulator_counters(self.sock, reset)
+            except Exception as e:  # report, never kill the bench
+                self.snaps[n] = {"error": f"{type(e).__name__}: {e}"}
+            dt = time.time() - t0
+            if dt > self.margin / 2:
+                # the guest waits `margin` s without an acknowledgement
+                self.late.append((n, round(dt, 2)))
+                progress(f"warning: counter request {n} took {dt:.2f} s "
+                         f"(the guest waits {self.margin} s)")
+        elif p[0] == "rec":
+            rec = merge_console_rpc(p[1], self.snaps)
+            with open(self.out / "records.jsonl", "a") as f:
+                f.write(json.dumps(rec) + "\n")
+            self.records += 1
+        else:
+            self.bad += 1
+            progress(f"warning: a record line is not JSON: {p[1][:100]}")
+
+
+
+def run_x86_64(args, out, obj, mods, qemu):
+    """One boot per swiotlb setting; the guest shares the results
+    directory (records, counter requests: CounterServer)."""
+    ynl = str(Path(out_of(["bash", str(LAB / "kernel" / "kbuild.sh"),
+                           "srcrepo"]), "tools/net/ynl"))
     for sw in [s for s in args.swiotlb.split(",") if s]:
-        if sw not in ("off", "force"):
-            sys.exit(f"error: --swiotlb takes off,force, not {sw!r}")
         rpc = out / f"rpc-{sw}"
         rpc.mkdir(exist_ok=True)
         sock = f"/tmp/lan743x-bench-{os.getpid()}-{sw}.sock"
@@ -192,11 +314,12 @@ def main():
         for m, ko in mods.items():
             guest += ["--module", f"{m}={ko}"]
         guest += ["--reps", str(args.reps), "--secs",
-                 str(args.secs), "--out", str(out), "--rpc", str(rpc),
-                 "--tag", f"swiotlb={sw}"]
+                  str(args.secs), "--out", str(out), "--rpc", str(rpc),
+                  "--tag", f"swiotlb={sw}"]
         if args.cells:
             guest += ["--cells", args.cells]
-        env = dict(os.environ, KERNEL=str(obj / "arch/x86/boot/bzImage"),
+        env = dict(os.environ, ARCH="x86_64",
+                   KERNEL=str(obj / "arch/x86/boot/bzImage"),
                    MODDIR=str(obj / "mods"), QEMU=qemu, QMP_SOCK=sock,
                    VM_RWDIR=str(out),
                    # the default 30 min of lab/vm/vm.sh is too short for
@@ -213,8 +336,8 @@ def main():
             progress(f"booting the VM (swiotlb={sw}); {args.reps} reps"
                      + (f"; boot {boot} after a guest crash" if boot > 1
                         else ""))
-            rc = subprocess.run(["bash", str(LAB / "vm" / "vm.sh"), "--"] + guest,
-                                env=env).returncode
+            rc = subprocess.run(["bash", str(LAB / "vm" / "vm.sh"), "--"]
+                                + guest, env=env).returncode
             if rc != 86:
                 break
             progress(f"the guest crashed (swiotlb={sw}): its console lines "
@@ -227,10 +350,124 @@ def main():
         if server.errors:
             progress(f"warning: {server.errors} counter snapshots failed")
 
+
+def run_armv7(args, out, obj, mods, qemu, rootfs, meta):
+    """Boots of the ARMv7 guest until the bench ends without a crash (at
+    most MAX_BOOTS): the modules go into its initramfs, records and
+    counter requests come over the console (Boot); returns vm.sh's exit
+    status."""
+    sock = f"/tmp/lan743x-arm-bench-{os.getpid()}.sock"
+    guest = ["python3", "lab/guest/bench_guest.py"]
+    for m in mods:
+        guest += ["--module", f"{m}=/ko/{m}/lan743x.ko"]
+    guest += ["--reps", str(args.reps), "--secs", str(args.secs),
+              "--cells", args.cells, "--out", GUEST_OUT, "--rpc", "console",
+              "--echo-records", "--ftrace", FTRACE, "--tag", ARM_TAG]
+    env = dict(os.environ, ARCH="armv7", KERNEL=str(obj), QEMU=qemu,
+               ROOTFS=rootfs, QMP_SOCK=sock,
+               VM_TIMEOUT=os.environ.get("VM_TIMEOUT", "10800"))
+    rc = None
+    for boot in range(1, MAX_BOOTS + 1):
+        cmd = ["bash", str(LAB / "vm" / "vm.sh")]
+        for m, ko in mods.items():
+            cmd += ["--ko", f"{m}={ko}"]
+        tmp = None
+        if (out / "records.jsonl").exists():
+            # resume: the guest keeps what was recorded and skips it
+            tmp = tempfile.NamedTemporaryFile("w", suffix=".jsonl",
+                                              delete=False)
+            tmp.write((out / "records.jsonl").read_text())
+            tmp.close()
+            cmd += ["--file", f"{tmp.name}={GUEST_OUT}/records.jsonl"]
+        env["VM_CONSOLE_LOG"] = str(out / f"console-{boot}.log")
+        if boot > 1:
+            # lab test of the resume (bench_guest.py): the injected crash
+            # happens once per run; its marker file does not survive a boot
+            env.pop("LAN743X_BENCH_CRASH_AT", None)
+        progress(f"booting the ARMv7 guest (boot {boot}): "
+                 f"{', '.join(mods)}, {args.reps} reps, {args.cells}")
+        t0 = time.time()
+        with open(out / f"guest-{boot}.log", "w") as log:
+            b = Boot(out, sock, log)
+            p = subprocess.Popen(cmd + ["--"] + guest, env=env, text=True,
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, errors="replace")
+            for line in p.stdout:
+                b.line(line)
+            rc = p.wait()
+        if tmp:
+            os.unlink(tmp.name)
+        meta["boots"].append({"boot": boot, "rc": rc,
+                              "secs": round(time.time() - t0),
+                              "records": b.records, "bad_records": b.bad,
+                              "late_counter_requests": b.late})
+        progress(f"boot {boot}: exit {rc}, {b.records} records, "
+                 f"{int(time.time() - t0)} s")
+        if rc != 86:
+            break
+        progress("the guest crashed (vm.sh exit 86, a lab event; console "
+                 f"in {out}/console-{boot}.log)"
+                 + (": resuming at the lost repetition" if boot <
+                    MAX_BOOTS else ": crashed on every boot, giving up"))
+    (out / "meta.json").write_text(json.dumps(meta, indent=1))
+    if not (out / "records.jsonl").exists():
+        sys.exit(f"error: no records (vm.sh exit {rc}); see {out}")
+    return rc
+
+
+def main():
+    args = bench_args(__doc__)
+    arch = args.arch
+    # the kernel's make reads ARCH from the environment: the lab's builds
+    # get it on their command lines, vm.sh gets it from us
+    os.environ.pop("ARCH", None)
+    if arch == "armv7":
+        # the ARM kernel and modules: the series on 7.3
+        os.environ.update(LAB_BASE="7.3", STACK="net-next")
+    out = Path(args.out or ROOT / "results" / (
+        ("" if arch == "x86_64" else f"bench-{arch}-")
+        + time.strftime("%Y%m%d-%H%M%S")))
+    out.mkdir(parents=True, exist_ok=True)
+    progress(f"{arch} bench: {args.modules}, cells "
+             f"{args.cells or 'all'}, {args.reps} reps x {args.secs} s"
+             + (f", swiotlb {args.swiotlb}" if args.swiotlb else "")
+             + f"; results in {out}")
+
+    progress(f"kernel ({args.variant})")
+    obj = Path(out_of(["bash", str(LAB / "kernel" / "kbuild.sh"), "kernel",
+                       args.variant]))
+    names = [m for m in args.modules.split(",") if m]
+    mods = build_modules(names, args.variant)
+    progress("qemu with the lan7430 model")
+    qemu = out_of(["bash", str(ROOT / "emulator" / "build.sh"), "--arch",
+                   QEMU_ARCH[arch]])
+    meta = {"arch": arch, "reps": args.reps, "secs": args.secs,
+            "cells": args.cells, "kernel": str(obj), "modules": mods,
+            "qemu": qemu,
+            # the patches the series' module is built from (net-next
+            # and its parent net; the cover letters too)
+            "series_patches": sorted(
+                str(p.relative_to(ROOT / "patches"))
+                for s in ("net", "net-next")
+                for p in (ROOT / "patches" / s).glob("0*.patch")),
+            "emulated": True}
+    rc = 0
+    if arch == "x86_64":
+        (out / "meta.json").write_text(json.dumps(meta, indent=1))
+        run_x86_64(args, out, obj, mods, qemu)
+    else:
+        rootfs = out_of(["bash", str(LAB / "vm" / "rootfs-arm.sh")])
+        meta.update(rootfs=rootfs, tag=ARM_TAG, ftrace=FTRACE, boots=[])
+        rc = run_armv7(args, out, obj, mods, qemu, rootfs, meta)
+
     progress("report")
-    rc = subprocess.run([sys.executable, str(LAB / "bench" / "report.py"),
-                         str(out)]).returncode
-    sys.exit(rc)
+    rrc = subprocess.run([sys.executable, str(LAB / "bench" / "report.py"),
+                          str(out)]).returncode
+    if rc:
+        sys.exit(f"error: the guest bench failed (vm.sh exit {rc}"
+                 + (", the guest crashed on every boot" if rc == 86 else "")
+                 + ")")
+    sys.exit(rrc)
 
 
 if __name__ == "__main__":

@@ -121,7 +121,7 @@ class Rpc:
 
 class ConsoleRpc:
     """Rpc for a guest without a directory shared with the host (the ARMv7
-    guest, lab/bench/arm_bench.py): a request is a console line
+    guest, lab/bench/bench.py --arch armv7): a request is a console line
     "LAN743X-RPC N reset=0|1", which the host answers by reading (and
     resetting) the emulator's counters over QMP and keeping them; the guest
     waits LAN743X_RPC_MARGIN seconds (default 2) for that, without an
@@ -716,6 +716,10 @@ def main():
         log(f"resuming: {len(done)} records of tag {args.tag!r} kept")
     crash_at = os.environ.get("LAN743X_BENCH_CRASH_AT", "")
     first = True
+    # one progress line per cell measured: "cell K/N" of this run
+    ncells = args.reps * len(mods) * len(cells)
+    k = len([d for d in done if d[2] != "mem-up"])
+    t0 = time.time()
     with open(out / "records.jsonl", "a") as rf:
         f = EchoFile(rf) if args.echo_records else rf
         for rep in range(1, args.reps + 1):
@@ -750,13 +754,16 @@ def main():
                 tracer = Tracer(dut, pci, [x for x in args.ftrace.split(",")
                                            if x])
                 for cell in todo:
-                    log(f"rep {rep}/{args.reps} {name} {cell}")
                     rec = run_cell(net, cell, args.secs, tracer, rpc, dut, pci)
                     rec.update(rep=rep, module=name, tag=args.tag)
                     pinned_after(rec, net, dut)
                     f.write(json.dumps(rec) + "\n")
                     f.flush()
-                    log(f"  {rec.get('mbit_s', 0):.1f} Mbit/s, "
+                    k += 1
+                    log(f"cell {k}/{ncells} ({int(time.time() - t0)} s): "
+                        f"{args.tag + ' ' if args.tag else ''}rep "
+                        f"{rep}/{args.reps} {name} {cell}: "
+                        f"{rec.get('mbit_s', 0):.1f} Mbit/s, "
                         f"{rec['packets']} pkts, {rec['irqs']} irqs"
                         + (f" ERROR {rec['error']}" if "error" in rec else ""))
     # a perf profile per module, after the measured repetitions so that

@@ -1,15 +1,34 @@
 #!/bin/bash
 # Guest-side end-to-end test of the lan743x driver against the LAN7430 model.
-# Run inside the VM:  lab/vm/vm.sh lab/guest/e2e.sh
-# Env: E2E_IPERF_TIME (s, default 10), E2E_XFER_MB (default 64),
-#      E2E_PAUSE_FILE (touch $F.ready at the end, wait for $F.go),
-#      E2E_UPDOWN (default 20), E2E_RELOAD (default 10), LAN743X_MODDIR.
+# Run inside the VM:  lab/vm/vm.sh lab/guest/e2e.sh   (ARCH=armv7 too)
+# Probe, link, ping and iperf3 at MTU 1500 and 9000 both ways (the MTU set
+# on the running interface), sha256 transfers, VLAN, RSS, down/up, reload,
+# DMA-API debug, dmesg. In the ARMv7 guest (non-coherent PCI DMA) also:
+# the calls of arm's DMA cache maintenance entry points
+# (arch_sync_dma_for_device/arch_sync_dma_for_cpu, arch/arm/mm/
+# dma-mapping.c) per packet, TX and RX at MTU 1500 ("SYNC" lines; the peer
+# is virtio-net, which does not use the DMA API there, so every call is
+# the lan743x's), with shorter defaults (TCG on a 32-bit guest is slow).
+# Env: E2E_IPERF_TIME (s, default 10; ARM 5), E2E_XFER_MB (default 64;
+#      ARM 16), E2E_PAUSE_FILE (touch $F.ready at the end, wait for $F.go),
+#      E2E_UPDOWN (default 20; ARM 5), E2E_RELOAD (default 10; ARM 3),
+#      E2E_LIVE=1 (live MTU and ethtool -G changes under traffic, then a
+#      sha256 transfer), E2E_SYNC_TIME (s, default 3) and E2E_ARM_COUNT
+#      (ftrace or kprobe, see below) for the ARM counts,
+#      LAN743X_MODDIR (the kernel's module tree, or a dir holding
+#      lan743x.ko), LAN743X_KO (a lan743x.ko to insmod, its dependencies
+#      from LAN743X_MODDIR's tree or the guest's /lib/modules).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-IPERF_T=${E2E_IPERF_TIME:-10}
-XFER_MB=${E2E_XFER_MB:-64}
-NUPDOWN=${E2E_UPDOWN:-20}
-NRELOAD=${E2E_RELOAD:-10}
+ARM=0
+case "$(uname -m)" in arm*) ARM=1 ;; esac
+if [ $ARM = 1 ]; then
+    IPERF_T=${E2E_IPERF_TIME:-5}; XFER_MB=${E2E_XFER_MB:-16}
+    NUPDOWN=${E2E_UPDOWN:-5}; NRELOAD=${E2E_RELOAD:-3}
+else
+    IPERF_T=${E2E_IPERF_TIME:-10}; XFER_MB=${E2E_XFER_MB:-64}
+    NUPDOWN=${E2E_UPDOWN:-20}; NRELOAD=${E2E_RELOAD:-10}
+fi
 DUT_IP=10.74.30.1
 PEER_IP=10.74.30.2
 FAILS=0
@@ -48,7 +67,13 @@ wait_link() {   # wait for carrier on $DUT
 }
 
 load_driver() {
-    if [ -n "${LAN743X_MODDIR:-}" ]; then
+    if [ -n "${LAN743X_KO:-}" ]; then
+        # one module file; phylink & co from the kernel's module tree
+        local d=()
+        [ -d "${LAN743X_MODDIR:-}/lib/modules" ] && d=(-d "$LAN743X_MODDIR")
+        modprobe "${d[@]}" phylink 2>/dev/null; modprobe "${d[@]}" microchip 2>/dev/null
+        insmod "$LAN743X_KO"
+    elif [ -n "${LAN743X_MODDIR:-}" ]; then
         if [ -d "$LAN743X_MODDIR/lib/modules" ]; then
             modprobe -d "$LAN743X_MODDIR" lan743x
         else
@@ -107,10 +132,145 @@ xfer_run() {    # xfer_run <mtu> <dir: tx|rx>
     [ -n "$sres" ] && [ "$sres" = "$rres" ]
 }
 
+# ARM: counting arm's DMA cache maintenance (E2E_ARM_COUNT): "ftrace"
+# (default) = the function tracer filtered to the two functions, hits = the
+# sum over CPUs of the ring buffer's entries + overrun (per_cpu/cpuN/stats:
+# every event written, kept or overwritten); "kprobe" = kprobe events and
+# kprobe_profile's hit counts. The kprobe way oopses on a Thumb-2 kernel
+# (t16_emulate_push), so it is not the default.
+T=/sys/kernel/tracing
+COUNT=${E2E_ARM_COUNT:-ftrace}
+SYNC_T=${E2E_SYNC_TIME:-3}
+total() {	# total hits of both functions so far (ftrace) / of one (kprobe)
+    if [ "$COUNT" = kprobe ]; then
+        awk -v e="$1" '$1 == e || $1 == "lab/" e { print $2 }' "$T/kprobe_profile"
+    else
+        cat "$T"/per_cpu/cpu*/stats | awk '/^entries:|^overrun:/ { s += $2 } END { print s + 0 }'
+    fi
+}
+# ftrace: one counter for both functions, split by the trace's function
+# names at the end of each measured interval (buffer large enough for it)
+split_trace() {	# print "for_device for_cpu" of the events in the buffer
+    awk '/arch_sync_dma_for_device/ { d++ } /arch_sync_dma_for_cpu/ { c++ }
+        END { print d + 0, c + 0 }' "$T/trace"
+}
+hits() {
+    if [ "$COUNT" = kprobe ]; then total "$1"; else
+        case "$1" in sync_dev) split_trace | cut -d" " -f1 ;; *) split_trace | cut -d" " -f2 ;; esac
+    fi
+}
+stat_of() { cat "/sys/class/net/$DUT/statistics/$1"; }
+
+sync_setup() {	# the counters of arm's cache maintenance, off until measured
+    if [ "$COUNT" = kprobe ]; then
+        echo 'p:lab/sync_dev arch_sync_dma_for_device' >>"$T/kprobe_events" &&
+            echo 'p:lab/sync_cpu arch_sync_dma_for_cpu' >>"$T/kprobe_events" &&
+            echo 0 >"$T/tracing_on" && echo 1 >"$T/events/lab/enable" &&
+            pass "kprobes on arch_sync_dma_for_device/arch_sync_dma_for_cpu" ||
+            fail "kprobes on arch_sync_dma_for_device/arch_sync_dma_for_cpu: $(tail -3 "$T/error_log" 2>/dev/null)"
+    else
+        echo 0 >"$T/tracing_on"
+        echo 16384 >"$T/buffer_size_kb"
+        echo 'arch_sync_dma_for_device arch_sync_dma_for_cpu' >"$T/set_ftrace_filter" &&
+            echo function >"$T/current_tracer" &&
+            pass "function tracer on $(tr '\n' ' ' <"$T/set_ftrace_filter")" ||
+            fail "function tracer on arch_sync_dma_for_device/arch_sync_dma_for_cpu"
+    fi
+}
+
+sync_counts() {	# cache maintenance per packet, each direction at MTU 1500
+    local dir extra t0 r0 t1 r1 d0 c0 dd dc all tp rp
+    info "DMA cache maintenance per packet (calls / lan743x packets, MTU 1500, iperf3 ${SYNC_T}s)"
+    for dir in tx rx; do
+        extra=""; [ $dir = rx ] && extra=-R
+        t0=$(stat_of tx_packets); r0=$(stat_of rx_packets)
+        if [ "$COUNT" = kprobe ]; then d0=$(hits sync_dev); c0=$(hits sync_cpu)
+        else echo >"$T/trace"; echo 1 >"$T/tracing_on"; fi
+        timeout 120 iperf3 -c $PEER_IP -t "$SYNC_T" $extra >/dev/null 2>&1
+        t1=$(stat_of tx_packets); r1=$(stat_of rx_packets)
+        if [ "$COUNT" = kprobe ]; then dd=$(($(hits sync_dev) - d0)); dc=$(($(hits sync_cpu) - c0))
+        else
+            echo 0 >"$T/tracing_on"
+            all=$(total); read -r dd dc < <(split_trace)
+            [ "$all" = $((dd + dc)) ] || echo "    note: the trace buffer overran ($all events, $((dd + dc)) kept): per-function split of the kept ones, scaled"
+            if [ $((dd + dc)) -gt 0 ] && [ "$all" != $((dd + dc)) ]; then
+                dd=$((dd * all / (dd + dc))); dc=$((all - dd))
+            fi
+        fi
+        tp=$((t1 - t0)); rp=$((r1 - r0))
+        python3 -c "
+d, c, t, r = $dd, $dc, $tp, $rp
+print('SYNC %s: sync_for_device=%d sync_for_cpu=%d tx_packets=%d rx_packets=%d '
+      'per_packet(tx+rx): for_device=%.3f for_cpu=%.3f' %
+      ('$dir', d, c, t, r, d / max(t + r, 1), c / max(t + r, 1)))"
+        if [ $((dd + dc)) -gt 0 ] && [ $((tp + rp)) -gt 100 ]; then
+            pass "$dir: arch_sync_dma_* rises with traffic (+$dd for_device, +$dc for_cpu over $((tp + rp)) packets)"
+        else
+            fail "$dir: arch_sync_dma_* did not rise with traffic (+$dd/+$dc over $((tp + rp)) packets)"
+        fi
+    done
+    if [ "$COUNT" = kprobe ]; then
+        d0=$(hits sync_dev); c0=$(hits sync_cpu); sleep "$SYNC_T"
+        echo "    SYNC idle ${SYNC_T}s: sync_for_device=$(($(hits sync_dev) - d0)) sync_for_cpu=$(($(hits sync_cpu) - c0))"
+    else
+        echo >"$T/trace"; echo 1 >"$T/tracing_on"; sleep "$SYNC_T"; echo 0 >"$T/tracing_on"
+        echo "    SYNC idle ${SYNC_T}s: for_device for_cpu = $(split_trace)"
+    fi
+}
+
+live_changes() {	# live MTU and ring changes under traffic, then sha256
+    local ipid ok m r irc s port
+    info "live MTU and ethtool -G changes under traffic"
+    ethtool -g "$DUT" | sed 's/^/    /'
+    timeout 120 iperf3 -c $PEER_IP -t 20 --bidir >/tmp/live-iperf.out 2>&1 &
+    ipid=$!
+    sleep 2
+    ok=1
+    for m in 9000 1500 4000 1500; do
+        P ip link set dev "$PEER" mtu 9000
+        ip link set dev "$DUT" mtu $m 2>/tmp/live.err || { ok=0; echo "    mtu $m: $(cat /tmp/live.err)"; }
+        sleep 1
+    done
+    for r in "256 256" "128 512" "512 128" "1024 1024" "512 512"; do
+        ethtool -G "$DUT" rx "${r% *}" tx "${r#* }" 2>/tmp/live.err || { ok=0; echo "    ethtool -G rx ${r% *} tx ${r#* }: $(cat /tmp/live.err)"; }
+        sleep 1
+    done
+    wait $ipid; irc=$?
+    [ $ok = 1 ] && pass "live: 4 MTU changes and 5 ethtool -G changes on the running interface" ||
+        fail "live MTU/ring changes"
+    [ $irc = 0 ] && pass "live: iperf3 --bidir across the changes ran to the end" ||
+        { fail "live: iperf3 --bidir exit $irc"; tail -5 /tmp/live-iperf.out; }
+    ethtool -g "$DUT" | sed 's/^/    /'
+    P ip link set dev "$PEER" mtu 1500
+    ip link set dev "$DUT" mtu 9000 && P ip link set dev "$PEER" mtu 9000
+    sleep 1
+    dd if=/dev/urandom of=/tmp/live.blob bs=1M count=16 status=none
+    port=5444
+    P python3 "$HERE/xfer.py" recv $port >/tmp/live.recv 2>&1 &
+    sleep 1
+    s=$(timeout 300 python3 "$HERE/xfer.py" send $PEER_IP $port /tmp/live.blob)
+    wait
+    r=$(tail -1 /tmp/live.recv)
+    [ -n "$s" ] && [ "$s" = "$r" ] && pass "live: sha256 16MiB at MTU 9000 after the changes: $s" ||
+        fail "live: sha256 after the changes: sent=[$s] recv=[$r]"
+    ping -c 3 -i 0.2 -W 3 -M do -s 8972 $PEER_IP >/dev/null && pass "live: ping 8972 bytes" || fail "live: ping 8972 bytes"
+    ip link set dev "$DUT" mtu 1500; P ip link set dev "$PEER" mtu 1500
+}
+
 # ---------------------------------------------------------------------------
 M0=$(date +%s%N)
 mark "$M0-start" >/dev/null
-info "kernel $(uname -r)"
+info "kernel $(uname -r), $(uname -m), $(nproc) CPUs, module ${LAN743X_KO:-${LAN743X_MODDIR:-of the kernel}}"
+if [ $ARM = 1 ]; then
+    grep -E '^(MemTotal|HighTotal|LowTotal):' /proc/meminfo | sed 's/^/    /'
+    pcie=$(ls -d /proc/device-tree/pcie@* 2>/dev/null | head -1)
+    if [ -e "$pcie/dma-coherent" ]; then
+        echo "    device tree: $(basename "$pcie") has dma-coherent (coherent PCI DMA)"
+    else
+        echo "    device tree: $(basename "$pcie") without dma-coherent (non-coherent PCI DMA)"
+    fi
+    sync_setup
+fi
 
 # 1. probe
 if ! find_dut >/dev/null; then
@@ -238,6 +398,10 @@ fi
 b=$(dmesg_bad "$M2-reload")
 [ $ok = 1 ] && [ -z "$b" ] && pass "rmmod/insmod x$NRELOAD + ping" || fail "rmmod/insmod x$NRELOAD: $b"
 
+# 7b. ARM: DMA cache maintenance per packet; live changes (E2E_LIVE=1)
+[ $ARM = 1 ] && sync_counts
+[ "${E2E_LIVE:-0}" = 1 ] && live_changes
+
 # 8. DMA-API debug
 if [ -d /sys/kernel/debug/dma-api ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null && [ -d /sys/kernel/debug/dma-api ]; then
     e=$(cat /sys/kernel/debug/dma-api/error_count)
@@ -250,6 +414,10 @@ fi
 b=$(dmesg_bad "$M0-start")
 [ -z "$b" ] && pass "dmesg clean for the whole run" || fail "dmesg: $b"
 
+if [ $ARM = 1 ]; then
+    [ "$COUNT" = kprobe ] && echo 0 >"$T/events/lab/enable"
+    [ "$COUNT" = kprobe ] || echo nop >"$T/current_tracer"
+fi
 P pkill iperf3 2>/dev/null
 # optional host hand-shake (e.g. to read QMP counters before the VM exits)
 if [ -n "${E2E_PAUSE_FILE:-}" ]; then

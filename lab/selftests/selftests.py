@@ -27,6 +27,23 @@ The tests come from base + the selftest parts of patches/ (or --tree, a
 kernel tree such as build/linux), copied into the results directory with
 the net selftest library and ynl they import.
 
+--arch armv7 (make selftests ARCH=armv7, make arm-selftests) runs the
+same tests the same way in the ARMv7 guest of lab/vm/vm.sh: 32-bit,
+highmem, non-coherent PCI DMA, the Linux 7.3 base with the armv7-virt
+kernel and the modules built for it. That guest has no host file system:
+the tests go into its initramfs and its results come back on the console
+(vm.sh --dir, VM_ARM_OUT). The install is the x86_64 one's Python (tests,
+net and hw libraries, ynl and its specs): the C helpers and BPF objects
+that make install builds for drivers/net/hw and net/lib are not
+cross-built (libbpf and ynl's C library would need armhf libelf and zlib,
+which a Debian 12 host cannot install beside its own without adding a
+dpkg architecture), so they are left out of the ARM install, listed in
+results (not-for-arm.txt). The lan743x tests and our hw tests use none of
+them. Results are compared with lab/selftests/expected/net-next.txt, with
+the differences of the ARM guest (each with its reason) in
+lab/selftests/expected/net-next-armv7.txt, which overrides lines of the
+first.
+
 Exit status: 0 all as expected, 1 mismatch, 2 setup error, 77 QEMU with
 the lan7430 model not available.
 """
@@ -404,7 +421,7 @@ def compare(results, expected, modules):
 
 
 def run_guest(cmd, env, out, names, what, log_name, echo, boot_env=None):
-    """Run the guest command cmd (vm.sh or vm-arm.sh with the guest's
+    """Run the guest command cmd (vm.sh with the guest's
     selftests.sh), its output into out/log_name(boot) and its KTAP lines
     and the lines starting with one of echo to stderr as they come.
 
@@ -450,8 +467,145 @@ def report(results, expected, names, bad, tag=None):
             for r in RESULTS}
 
 
+ARM_EXPECTED = EXPECTED / "net-next-armv7.txt"
+# what the generic tests, run from source, import (relative to the tree)
+GUEST_TREE = ["tools/testing/selftests/drivers/net",
+              "tools/testing/selftests/net/lib",
+              "tools/testing/selftests/kselftest",
+              "tools/net/ynl",
+              "Documentation/netlink"]
+EM_ARM = 40     # ELF e_machine of 32-bit ARM
+
+
+def build(what, cmd, env=None):
+    t = time.time()
+    out = last_line(cmd, what, env=env)
+    progress(f"{what}: {time.time() - t:.0f} s: {out}")
+    return out
+
+
+def host_binaries(tree):
+    """Drop the ELF files that are not 32-bit ARM from tree (the x86_64
+    C helpers of make install); return their relative paths."""
+    gone = []
+    for f in sorted(tree.rglob("*")):
+        if not f.is_file() or f.is_symlink():
+            continue
+        with open(f, "rb") as fh:
+            head = fh.read(20)
+        if head[:4] != b"\x7fELF":
+            continue
+        # e_machine at offset 18, little-endian on both hosts
+        if int.from_bytes(head[18:20], "little") != EM_ARM:
+            gone.append(str(f.relative_to(tree)))
+            f.unlink()
+    return gone
+
+
+def guest_tree(src, dest):
+    """The part of the extracted tree the generic tests import."""
+    for p in GUEST_TREE:
+        if (src / p).is_dir():
+            shutil.copytree(src / p, dest / p, symlinks=True)
+    return host_binaries(dest)
+
+
+def main_armv7(args):
+    """The run in the ARMv7 guest (--arch armv7): the net-next stack on
+    7.3, the modules in its initramfs, the results over the console."""
+    os.environ["LAB_BASE"] = "7.3"
+    os.environ["STACK"] = "net-next"
+    names = (args.modules or "upstream series").split()
+    if not names or any(n not in ("upstream", "series") for n in names):
+        die(f"--modules: upstream and/or series, not {args.modules!r}")
+
+    expected = load_expected(EXPECTED / "net-next.txt")
+    arm = load_expected(ARM_EXPECTED)
+    for m, tests in arm.items():
+        expected.setdefault(m, {}).update(tests)
+
+    jobs = dict(os.environ, JOBS=os.environ.get("JOBS", "2"))
+    qemu = build("qemu-system-arm",
+                 ["bash", str(ROOT / "emulator/build.sh"), "--arch", "arm"])
+    kbuild = ["bash", str(LAB / "kernel" / "kbuild.sh")]
+    obj = build("armv7-virt kernel", kbuild + ["kernel", "armv7-virt"],
+                env=jobs)
+    rootfs = build("armhf rootfs",
+                   ["bash", str(LAB / "vm" / "rootfs-arm.sh")])
+    which = {"upstream": "base", "series": "series"}
+    kos = {n: build(f"{n} lan743x.ko",
+                    kbuild + ["module", "armv7-virt", which[n]], env=jobs)
+           for n in names}
+
+    out = Path(args.out or ROOT / "results" /
+               time.strftime("selftests-armv7-%Y%m%d-%H%M%S")).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    progress(f"results in {out}")
+    ksft = prepare_tests(out / "tests")
+    progress("make install of the selftests (the x86_64 build's "
+             "Python; no C helper for ARM)")
+    install = install_tests(ksft, out / "install")
+    gone = host_binaries(install)
+    gone += guest_tree(out / "tests", out / "guest")
+    (out / "not-for-arm.txt").write_text("".join(f"{g}\n" for g in gone))
+    progress(f"{len(gone)} x86_64 helpers left out of the ARM guest "
+             "(not-for-arm.txt)")
+
+    modes = os.environ.get("LAN743X_REMOTE_MODES", RUNNER["7.3"][1])
+    ssh_mods = os.environ.get("LAN743X_SSH_MODULES", RUNNER["7.3"][2])
+    env = dict(os.environ, QEMU=qemu, KERNEL=obj, ROOTFS=rootfs,
+               VM_TIMEOUT=os.environ.get("VM_TIMEOUT", "10800"),
+               LAN743X_REMOTE_MODES=modes, LAN743X_SSH_MODULES=ssh_mods,
+               LAN743X_HW_TESTS=os.environ.get("LAN743X_HW_TESTS",
+                                               HW_TESTS),
+               LAN743X_GENERIC=os.environ.get("LAN743X_GENERIC",
+                                              GENERIC["7.3"]))
+    # the guest loads the modules from its own /lib/modules
+    env.pop("LAN743X_MODDIR", None)
+    if os.environ.get("LAN743X_TESTS"):
+        env["LAN743X_TESTS"] = os.environ["LAN743X_TESTS"]
+    env["ARCH"] = "armv7"
+    cmd = ["bash", str(LAB / "vm" / "vm.sh")]
+    for n in names:
+        cmd += ["--ko", f"{n}={kos[n]}"]
+    cmd += ["--dir", f"{out / 'guest'}=/st/tree",
+            "--dir", f"{install}=/st/install", "--",
+            "lab/guest/selftests.sh", "--tests",
+            "/st/tree/tools/testing/selftests", "--install", "/st/install",
+            "--out", "/out"] + [f"{n}=/ko/{n}/lan743x.ko" for n in names]
+    # the console of each boot in a file of its own (vm.sh)
+    env["VM_ARM_OUT"] = str(out)
+    rc, boot = run_guest(cmd, env, out, names, "the ARMv7 guest",
+                         lambda b: f"guest-{b}.log",
+                         ("[selftests.sh]", "vm.sh: "),
+                         boot_env=lambda b: {"VM_CONSOLE_LOG": str(
+                             out / f"console-{b}.log")})
+
+    results = parse_ktap(out, names)
+    if rc:
+        print(f"selftests.py: the guest run failed (rc {rc}), see "
+              f"{out}/guest-{boot}.log", file=sys.stderr)
+    expected_for_modes(expected, names, ksft, modes.split(),
+                       ssh_mods.split())
+    if env.get("LAN743X_TESTS"):
+        for m in names:
+            expected[m] = {t: v for t, v in expected.get(m, {}).items()
+                           if t in results.get(m, {})}
+    bad = compare(results, expected, names)
+    counts = report(results, expected, names, bad, tag=lambda m, t:
+                    " [armv7]" if t in arm.get(m, {}) else "")
+    print(f"selftests (armv7): {counts['pass']} passed, {counts['fail']} "
+          f"failed, {counts['skip']} skipped; {len(bad)} not as in net-next.txt + "
+          f"{ARM_EXPECTED.name}")
+    sys.exit(1 if bad or rc or not results else 0)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--arch", default="x86_64", choices=("x86_64", "armv7"),
+                    help="the guest (make selftests ARCH=...)")
+    ap.add_argument("--modules", help="which modules, of upstream and "
+                    "series (default: both)")
     ap.add_argument("--tree", help="take the tests from this kernel tree "
                     "instead of base + patches/")
     ap.add_argument("--kernel", help="guest kernel bzImage (default: "
@@ -466,6 +620,14 @@ def main():
     ap.add_argument("--tests", default=os.environ.get("LAN743X_TESTS", ""),
                     help="space-separated test files (default all)")
     args = ap.parse_args()
+    # the kernel's make (make install of the selftests) reads ARCH from the
+    # environment: the lab's builds get theirs on their command lines
+    os.environ.pop("ARCH", None)
+    if args.modules and any(n not in ("upstream", "series")
+                            for n in args.modules.split()):
+        die(f"--modules: upstream and/or series, not {args.modules!r}")
+    if args.arch == "armv7":
+        main_armv7(args)
 
     expected = load_expected(Path(args.expected))
     progress("qemu with the lan7430 model")
@@ -488,12 +650,11 @@ def main():
         # resolve phylink & co from Module.symvers; the guest loads them
         # from the same build's modules, so unresolved is only a warning.
         menv = dict(os.environ, KBUILD_MODPOST_WARN="1")
-        mods = [["upstream", last_line(["bash", str(LAB / "kernel" / "kbuild.sh"),
-                                        "module", "guest", "base"],
-                                       "upstream module", env=menv)],
-                ["series", last_line(["bash", str(LAB / "kernel" / "kbuild.sh"),
-                                      "module", "guest", "series"],
-                                     "series module", env=menv)]]
+        which = {"upstream": "base", "series": "series"}
+        mods = [[n, last_line(["bash", str(LAB / "kernel" / "kbuild.sh"),
+                               "module", "guest", which[n]],
+                              f"{n} module", env=menv)]
+                for n in (args.modules or "upstream series").split()]
 
     # the stack in the name: two stacks' runs may start in the same second
     stack = os.environ.get("STACK", "net-next")
@@ -527,7 +688,8 @@ def main():
             shutil.copy(ko, d / "lan743x.ko")
         guest_mods.append(f"{name}={d / 'lan743x.ko'}")
 
-    env = dict(os.environ, KERNEL=kernel, QEMU=qemu, VM_RWDIR=str(out),
+    env = dict(os.environ, ARCH="x86_64", KERNEL=kernel, QEMU=qemu,
+               VM_RWDIR=str(out),
                VM_TIMEOUT=os.environ.get("VM_TIMEOUT", "5400"))
     if moddir:
         env["MODDIR"] = moddir

@@ -1,0 +1,97 @@
+#!/bin/bash
+# `make e2e` (ARCH=x86_64, the default, or ARCH=armv7; `make arm-e2e` is
+# ARCH=armv7): the guest end-to-end test (lab/guest/e2e.sh) with the
+# upstream lan743x.ko (base) and the series' (base + the stack's patches:
+# patches/net + patches/net-next, or patches/6.12), one boot of
+# lab/vm/vm.sh per module. Builds (cached) QEMU with the lan7430 model,
+# the guest kernel of the stack's base (x86_64: the checking kernel,
+# DMA-API debug on; armv7: armv7-virt, non-coherent PCI DMA) and both
+# modules for it (armv7: and the Debian armhf rootfs). The series' module
+# also gets the live MTU / ethtool -G changes (E2E_LIVE=1). A guest crash
+# (vm.sh exit 86) is a lab event: that boot is repeated once, and said so.
+#
+# env: ARCH (x86_64 or armv7), STACK (net-next, the default: the series on
+#      7.3; or 6.12: the backport on 6.12 LTS, the kernel i.MX6 boards
+#      run), E2E_MODULES (default "upstream series"), E2E_LOGDIR (default
+#      results/e2e-<arch>-<date>), E2E_* / VM_* as lab/guest/e2e.sh and
+#      lab/vm/vm.sh.
+# Prints each step's time, the result lines of each module (armv7: the
+# SYNC lines of the DMA cache maintenance) and a summary; exit status 0
+# only if every module passed.
+. "$(dirname "$0")/../common.sh"
+case ${STACK:=net-next} in
+net-next | 6.12) ;;
+*) die "e2e: STACK net-next or 6.12, not '$STACK'" ;;
+esac
+ARCH=${ARCH:-x86_64}
+case $ARCH in
+x86_64) VARIANT=guest QARCH=x86_64 ;;
+armv7) VARIANT=armv7-virt QARCH=arm ;;
+*) die "e2e: ARCH x86_64 or armv7, not '$ARCH'" ;;
+esac
+LAB_BASE=$(conf_get STACK "$STACK" BASE)
+export LAB_BASE STACK
+progress "e2e ($ARCH): stack $STACK on Linux $LAB_BASE"
+LOGDIR=${E2E_LOGDIR:-$ROOT_DIR/results/e2e-$ARCH-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$LOGDIR"
+MODULES=${E2E_MODULES:-upstream series}
+t() { date +%s; }
+step() {	# step NAME CMD...: run a build step, print its time and result
+	local name=$1 t0 out
+	shift
+	t0=$(t)
+	out=$("$@" | tail -1) || die "$name failed ($*)"
+	[ -n "$out" ] || die "$name printed nothing ($*)"
+	progress "$name: $(($(t) - t0))s: $out"
+	echo "$out"
+}
+# the kernel's make reads ARCH from the environment: the builds get none
+QEMU=$(step "qemu-system-$QARCH" env -u ARCH bash "$ROOT_DIR/emulator/build.sh" --arch "$QARCH")
+OBJ=$(step "$VARIANT kernel" env -u ARCH JOBS="${JOBS:-2}" bash "$LAB_DIR/kernel/kbuild.sh" kernel "$VARIANT")
+if [ "$ARCH" = armv7 ]; then
+	ROOTFS=$(step "armhf rootfs" env -u ARCH bash "$LAB_DIR/vm/rootfs-arm.sh")
+	export ROOTFS KERNEL=$OBJ
+else
+	export KERNEL=$OBJ/arch/x86/boot/bzImage MODDIR=$OBJ/mods
+fi
+export QEMU
+declare -A KO REV=([upstream]=base [series]=series)
+for m in $MODULES; do
+	[ -n "${REV[$m]:-}" ] || die "unknown module '$m' (upstream, series)"
+	KO[$m]=$(step "$m lan743x.ko" env -u ARCH JOBS="${JOBS:-2}" bash "$LAB_DIR/kernel/kbuild.sh" module "$VARIANT" "${REV[$m]}")
+done
+
+fails=0
+declare -A RES
+for m in $MODULES; do
+	live=0
+	[ "$m" = series ] && live=1
+	# the module's path in the guest (lab/vm/vm.sh --ko)
+	ko=${KO[$m]}
+	[ "$ARCH" = x86_64 ] || ko=/ko/$m/lan743x.ko
+	for try in 1 2; do
+		t0=$(t)
+		progress "booting the $ARCH guest with the $m module (try $try)"
+		set +e
+		LAN743X_KO=$ko E2E_LIVE=$live VM_CONSOLE_LOG="$LOGDIR/console-$m-$try.log" \
+			ARCH=$ARCH bash "$LAB_DIR/vm/vm.sh" --ko "$m=${KO[$m]}" lab/guest/e2e.sh \
+			>"$LOGDIR/$m.log" 2>&1
+		rc=$?
+		set -e
+		progress "$m: guest run ${try}: $(($(t) - t0))s, exit $rc"
+		[ $rc = 86 ] || break
+		echo "e2e: the guest crashed (vm.sh exit 86), a lab event: repeating once" >&2
+		grep '^vm.sh: |' "$LOGDIR/$m.log" | head -20 >&2
+		cp "$LOGDIR/$m.log" "$LOGDIR/$m-crash-$try.log"
+	done
+	grep -E '^(PASS|FAIL|SYNC|E2E RESULT)|^    (device tree|MemTotal|HighTotal|SYNC)' \
+		"$LOGDIR/$m.log" | sed "s/^/[$m] /"
+	RES[$m]=$rc
+	[ $rc = 0 ] || fails=$((fails + 1))
+done
+echo "==== e2e ($ARCH) summary (logs: $LOGDIR) ===="
+for m in $MODULES; do
+	echo "  $m: $([ "${RES[$m]}" = 0 ] && echo PASS || echo "FAIL (exit ${RES[$m]})")"
+done
+[ $fails = 0 ] || { echo "E2E ($ARCH): FAIL"; exit 1; }
+echo "E2E ($ARCH): PASS"

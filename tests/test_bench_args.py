@@ -1,0 +1,75 @@
+"""lab/bench/bench.py's matrix per --arch and --full, no VM: the default is
+a first run's subset (TCP RX at MTU 1500 and 9000, 5 repetitions; x86_64:
+swiotlb off only), --full the whole matrix of each arch; explicit options
+win; the Makefile passes ARCH and FULL through."""
+import subprocess
+
+import pytest
+from conftest import ROOT
+
+import bench
+
+
+@pytest.fixture(autouse=True)
+def no_bench_env(monkeypatch):
+    for v in ("BENCH_REPS", "BENCH_SECS", "BENCH_CELLS", "BENCH_SWIOTLB",
+              "BENCH_MODULES", "BENCH_FULL"):
+        monkeypatch.delenv(v, raising=False)
+
+
+def test_default_is_the_subset_on_x86_64():
+    a = bench.bench_args(bench.__doc__, [])
+    assert (a.arch, a.cells, a.swiotlb, a.reps, a.secs, a.variant,
+            a.modules) == ("x86_64", "tcp-rx-1500,tcp-rx-9000", "off", 5, 5,
+                           "bench", "upstream,series")
+
+
+def test_full_is_every_cell_and_both_swiotlb_settings_on_x86_64():
+    a = bench.bench_args(bench.__doc__, ["--full"])
+    # '' = every cell of lab/guest/bench_guest.py
+    assert (a.cells, a.swiotlb) == ("", "off,force")
+
+
+def test_armv7_subset_and_full():
+    a = bench.bench_args(bench.__doc__, ["--arch", "armv7"])
+    assert (a.cells, a.swiotlb, a.secs, a.variant) == \
+        ("tcp-rx-1500,tcp-rx-9000", "", 3, "armv7-virt")
+    a = bench.bench_args(bench.__doc__, ["--arch", "armv7", "--full"])
+    assert a.cells == "tcp-rx-1500,tcp-tx-1500,tcp-rx-9000"
+
+
+def test_explicit_options_win(monkeypatch):
+    a = bench.bench_args(bench.__doc__, [
+        "--full", "--cells", "udp-burst", "--swiotlb", "force", "--secs",
+        "1", "--reps", "2", "--variant", "guest"])
+    assert (a.cells, a.swiotlb, a.secs, a.reps, a.variant) == \
+        ("udp-burst", "force", 1, 2, "guest")
+    monkeypatch.setenv("BENCH_FULL", "1")
+    assert bench.bench_args(bench.__doc__, []).swiotlb == "off,force"
+
+
+@pytest.mark.parametrize("argv", [
+    ["--arch", "armv7", "--swiotlb", "force"],
+    ["--swiotlb", "sometimes"],
+    ["--arch", "arm"]])
+def test_bad_options_are_usage_errors(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.bench_args(bench.__doc__, argv)
+    assert e.value.code == 2
+
+
+@pytest.mark.parametrize("target,vars_,want", [
+    ("bench", [], "lab/bench/bench.py --arch x86_64"),
+    ("bench", ["ARCH=armv7", "FULL=1"], "lab/bench/bench.py --arch armv7 --full"),
+    ("arm-bench", [], "lab/bench/bench.py --arch armv7"),
+    ("selftests", ["ARCH=armv7"], "lab/selftests/selftests.py --arch armv7"),
+    ("arm-selftests", [], "lab/selftests/selftests.py --arch armv7"),
+    ("e2e", ["ARCH=armv7"], "ARCH=armv7 bash lab/vm/e2e.sh"),
+    ("arm-e2e", [], "ARCH=armv7 bash lab/vm/e2e.sh")])
+def test_make_passes_arch_and_full(target, vars_, want):
+    """What make runs for a target (make -n, the recipes of its setup
+    prerequisite left out)."""
+    p = subprocess.run(["make", "-n", "-s", "-o", "setup", target, *vars_],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert want in p.stdout, p.stdout
