@@ -11,6 +11,8 @@ from conftest import run, vm_inputs
 
 
 def test_bench_resumes_after_guest_crash(tmp_path):
+    """A guest panic at repetition 2: the bench re-boots and resumes, no
+    record lost or written twice."""
     out = tmp_path / "bench"
     # QEMU and the guest kernel first, outside the bench's time limit (a
     # cold cache builds them here; a failed build fails with its reason)
@@ -27,7 +29,7 @@ def test_bench_resumes_after_guest_crash(tmp_path):
     assert "GUEST CRASHED" in log and "sysrq" in log, log[-3000:]
     assert "boot 2 after a guest crash" in log, log[-3000:]
     recs = [json.loads(x) for x in
-            (out / "records.jsonl").read_text().splitlines()]
+            (out / "records.jsonl").read_text(encoding="utf-8").splitlines()]
     keys = [(r["rep"], r["module"], r["cell"]) for r in recs]
     # every (repetition, cell) exactly once: rep 1 kept, rep 2 re-run
     assert sorted(keys) == sorted(

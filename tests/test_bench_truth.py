@@ -5,14 +5,14 @@ tracepoints) must agree with what the emulator saw (its own counters)."""
 import json
 
 import pytest
-
 from conftest import run, stack_env, vm_inputs
 
 BURST = 10000
 
 
-@pytest.fixture(scope="module")
-def records(tmp_path_factory, stack):
+@pytest.fixture(scope="module", name="records")
+def fixture_records(tmp_path_factory, stack):
+    """The bench's records of a udp-burst cell, both modules, on STACK."""
     out = tmp_path_factory.mktemp("bench")
     # QEMU and the stack's guest kernel first, without the bench's time
     # limit: on a cold cache they take longer than the bench itself, and a
@@ -30,6 +30,7 @@ def records(tmp_path_factory, stack):
 
 @pytest.mark.parametrize("module", ["upstream", "series"])
 def test_burst_counts_agree(records, module):
+    """Frames, interrupts and NAPI work agree with the model's counters."""
     r = next(x for x in records
              if x["module"] == module and x["cell"] == "udp-burst")
     emu = r.get("emulator")

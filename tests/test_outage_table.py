@@ -4,10 +4,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab" / "bench"))
-from outage import table  # noqa: E402
+from outage import table
 
 
 def run(lost, sent, drops, model):
+    """One outage run's result: LOST of SENT, device DROPS, MODEL counters."""
     r = {"lost": [0, lost], "gap_ms": [10.0, 20.0], "cmd_ms": [300.0, 400.0],
          "window_ms": [0.1, 0.2], "lost_total": lost, "sent": sent,
          "device_drops": drops}
@@ -27,6 +28,7 @@ def rows(text):
 
 
 def test_totals_per_module():
+    """Lost packets, drops and FIFO holds are totalled per module."""
     res = {"outage": {
         "upstream": [run(3, 1000, {}, {"rx_fifo_holds": 0,
                                        "rx_drop_disabled": 4}),
@@ -43,11 +45,12 @@ def test_totals_per_module():
     assert t["device drop/error counters (ethtool -S)"] == ["0", "1"]
     assert t["emulator rx_fifo_holds"] == ["0", "12"]
     assert t["emulator rx_drop_disabled"] == ["6", "0"]
-    order = [k for k in t if k.startswith("order>0")][0]
+    order = next(k for k in t if k.startswith("order>0"))
     assert t[order] == ["9 (10 frames)", "n/a"]
 
 
 def test_model_counters_missing_is_na():
+    """A run without the model's counters makes its figure n/a."""
     res = {"outage": {"series": [run(0, 10, {}, None),
                                  run(0, 10, {}, {"rx_fifo_holds": 1,
                                                  "rx_drop_disabled": 0})]},

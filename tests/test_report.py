@@ -5,10 +5,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab" / "bench"))
-from report import metrics  # noqa: E402
+from report import metrics
 
 
 def record(overrun):
+    """A bench record whose trace ring buffer lost OVERRUN events."""
     return {"cell": "tcp-rx-1500", "packets": 1000, "mbit_s": 500.0,
             "cpu_busy_ticks": 10,
             "trace": {"trace_overrun": overrun, "napi_polls": 100,
@@ -21,6 +22,7 @@ def record(overrun):
 
 
 def test_trace_figures_without_overrun():
+    """Without overrun, the trace figures per packet are reported."""
     m = metrics(record(0))
     assert m["dma map calls/pkt"] == 0.05
     assert m["map bytes/pkt"] == 75
@@ -30,6 +32,7 @@ def test_trace_figures_without_overrun():
 
 
 def test_overrun_drops_trace_figures_keeps_histogram():
+    """With overrun, the trace figures are dropped, the histogram kept."""
     m = metrics(record(12345))
     for k in ("dma map calls/pkt", "map bytes/pkt", "NAPI polls/pkt",
               "work/poll"):
@@ -41,6 +44,7 @@ def test_overrun_drops_trace_figures_keeps_histogram():
 
 
 def test_pages_pinned_mean_and_busiest_queue():
+    """The pinned pages per queue, and the busiest queue's pool pages."""
     series = dict(record(0), pages_pinned_per_queue=104.5,
                   pool_pages={"4": 233, "5": 64, "6": 64, "7": 64})
     m = metrics(series)
