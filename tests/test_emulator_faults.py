@@ -19,8 +19,8 @@ from vmrpc import VM, VMError  # noqa: E402
 GOODPUT = 0.9415        # TCP/IPv4 goodput per wire bit at MTU 1500 (1448/1538)
 # Time and rates are never asserted here: the guest's clock follows the
 # host's under TCG, so a busy host stretches or bunches whatever the guest
-# times (an iperf3 goodput 0.8% above the limit was measured so on a
-# loaded host while the model kept its schedule).  The pacing is checked in
+# times (on a loaded host iperf3 measured a goodput 0.85% above the
+# limit, beyond the 0.73% the test then allowed).  The pacing is checked in
 # the model's own accounting on its virtual clock (the wire meter), the
 # faults by their counts; where something has to happen first (the model's
 # timer ticks, the link coming back), the test waits for it to have
@@ -240,19 +240,28 @@ def wait_guest(vm, what, cmd):
 
 def test_spurious_irq(vm):
     # all 400 ticks of the model's 1 ms timer first (a busy host delays
-    # each tick: 400 in a fixed time is not a property of the model), then
-    # the guest must still work
-    p, d, dmesg = run_fault(
-        vm, "spurious-irq",
-        lambda v: (wait_model(v, "400 spurious-irq ticks",
-                              lambda c: c["fault_fired"].get(
-                                  "spurious-irq", 0) >= 400),
-                   ping20_all(v))[1],
-        count=400, vectors=0x3F, period_us=1000)
+    # each tick: 400 in a fixed time is not a property of the model); the
+    # guest's interrupt counts of that phase (no traffic: the neighbours
+    # are pinned), then the guest must still work
+    seen = {}
+
+    def traffic(v):
+        wait_model(v, "400 spurious-irq ticks",
+                   lambda c: c["fault_fired"].get("spurious-irq", 0) >= 400)
+        seen["irq"] = v.snapshot()["irq"]
+        return ping20_all(v)
+    a_irq = vm.snapshot()["irq"]
+    p, d, dmesg = run_fault(vm, "spurious-irq", traffic,
+                            count=400, vectors=0x3F, period_us=1000)
+    took = sum(seen["irq"].values()) - sum(a_irq.values())
     assert d["model"]["fault_fired"] == {"spurious-irq": 400}
     assert sum(d["model"]["irq_spurious_per_vector"]) == 400
-    # the guest took them (per-vector /proc/interrupts) and kept working
-    assert sum(d["irq"].values()) >= 400, d["irq"]
+    # the guest took them (per-vector /proc/interrupts) and kept working.
+    # Not all 400: a message to a vector whose last one the vCPU has not
+    # taken yet merges with it in the local APIC, and a busy host that
+    # keeps the vCPU from running for longer than a vector's period (6 ms
+    # here) merges any number of them.
+    assert took > 0, (took, a_irq, seen["irq"])
     assert p["recv"] == 20, p
     assert not [l for l in dmesg if "nobody cared" in l or "BUG" in l], dmesg
 
