@@ -48,6 +48,21 @@ def test_explicit_options_win(monkeypatch):
     assert bench.bench_args(bench.__doc__, []).swiotlb == "off,force"
 
 
+def test_x86_64_guest_command():
+    """The subset's guest: its cells, no perf profiles; --full: every
+    cell (no --cells) and the profiles."""
+    mods = {"upstream": "/u.ko", "series": "/s.ko"}
+    g = bench.x86_64_guest(bench.bench_args(bench.__doc__, []), mods,
+                           "/r", "/r/rpc-off", "off")
+    assert g[g.index("--cells") + 1] == "tcp-rx-1500,tcp-rx-9000"
+    assert "--no-profiles" in g and g[g.index("--tag") + 1] == "swiotlb=off"
+    assert [g[i + 1] for i, x in enumerate(g) if x == "--module"] == \
+        ["upstream=/u.ko", "series=/s.ko"]
+    g = bench.x86_64_guest(bench.bench_args(bench.__doc__, ["--full"]), mods,
+                           "/r", "/r/rpc-force", "force")
+    assert "--cells" not in g and "--no-profiles" not in g
+
+
 @pytest.mark.parametrize("argv", [
     ["--arch", "armv7", "--swiotlb", "force"],
     ["--swiotlb", "sometimes"],

@@ -27,8 +27,9 @@ armv7: the ARMv7 guest (QEMU virt, Cortex-A15, 32-bit, the PCIe host
 
 What is measured by default (``make bench``) is a first run's subset: upstream
 vs series, TCP RX at MTU 1500 and 9000, 5 repetitions (x86_64: swiotlb
-off). --full (``make bench FULL=1``) is the whole matrix: every cell, both
-swiotlb settings (x86_64); TCP RX and TX at 1500 and RX at 9000 (armv7).
+off, no perf profiles). --full (``make bench FULL=1``) is the whole
+matrix: every cell, both swiotlb settings and the guest's perf profiles
+(x86_64); TCP RX and TX at 1500 and RX at 9000 (armv7).
 --cells, --swiotlb, --secs and --reps override either.
 
 A crash of the emulated machine (vm.sh exit 86: a guest kernel panic) is a
@@ -299,6 +300,21 @@ class Boot:
 
 
 
+def x86_64_guest(args, mods, out, rpc, sw):
+    """The guest command of one x86_64 boot (swiotlb setting sw)."""
+    guest = ["python3", str(LAB / "guest" / "bench_guest.py")]
+    for m, ko in mods.items():
+        guest += ["--module", f"{m}={ko}"]
+    guest += ["--reps", str(args.reps), "--secs", str(args.secs),
+              "--out", str(out), "--rpc", str(rpc), "--tag", f"swiotlb={sw}"]
+    if not args.full:
+        # the perf profiles (perf-*.txt) are the whole matrix's
+        guest += ["--no-profiles"]
+    if args.cells:
+        guest += ["--cells", args.cells]
+    return guest
+
+
 def run_x86_64(args, out, obj, mods, qemu):
     """One boot per swiotlb setting; the guest shares the results
     directory (records, counter requests: CounterServer)."""
@@ -310,14 +326,7 @@ def run_x86_64(args, out, obj, mods, qemu):
         sock = f"/tmp/lan743x-bench-{os.getpid()}-{sw}.sock"
         server = CounterServer(rpc, sock)
         server.start()
-        guest = ["python3", str(LAB / "guest" / "bench_guest.py")]
-        for m, ko in mods.items():
-            guest += ["--module", f"{m}={ko}"]
-        guest += ["--reps", str(args.reps), "--secs",
-                  str(args.secs), "--out", str(out), "--rpc", str(rpc),
-                  "--tag", f"swiotlb={sw}"]
-        if args.cells:
-            guest += ["--cells", args.cells]
+        guest = x86_64_guest(args, mods, out, rpc, sw)
         env = dict(os.environ, ARCH="x86_64",
                    KERNEL=str(obj / "arch/x86/boot/bzImage"),
                    MODDIR=str(obj / "mods"), QEMU=qemu, QMP_SOCK=sock,

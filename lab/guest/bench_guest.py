@@ -679,6 +679,9 @@ def main():
                     "arch_sync_dma_for_cpu)")
     ap.add_argument("--remote", help="ssh destination of the peer (boards)")
     ap.add_argument("--tag", default="", help="label, e.g. swiotlb=force")
+    ap.add_argument("--profiles", action=argparse.BooleanOptionalAction,
+                    default=True, help="a perf profile per module of the "
+                    "cells in PROFILE_CELLS, after the repetitions")
     args = ap.parse_args()
     mods = [m.split("=", 1) for m in args.module]
     out = Path(args.out)
@@ -768,7 +771,7 @@ def main():
                         + (f" ERROR {rec['error']}" if "error" in rec else ""))
     # a perf profile per module, after the measured repetitions so that
     # perf's own cost is in none of them
-    if shutil.which("perf"):
+    if args.profiles and shutil.which("perf"):
         for name, path in mods:
             dut = load_module(path)
             net = Net(dut, peer_if, args.remote)
@@ -777,7 +780,7 @@ def main():
                 dest = out / f"perf-{args.tag or 'default'}-{name}-{cell}.txt"
                 log(f"perf profile {name} {cell} -> {dest.name}")
                 profile_cell(net, cell, args.secs, dest)
-    else:
+    elif args.profiles:
         log("note: no perf in the guest, no profiles")
     log("done")
 
