@@ -35,8 +35,9 @@ RUNS = {}
 def start(stack):
     """Start lab/selftests/selftests.py for STACK, its output into temporary files
     (two runs at once must not block on a full pipe)."""
-    out = tempfile.TemporaryFile("w+")
-    err = tempfile.TemporaryFile("w+")
+    # open until finish() has read them
+    out = tempfile.TemporaryFile("w+")  # noqa: SIM115
+    err = tempfile.TemporaryFile("w+")  # noqa: SIM115
     p = subprocess.Popen([sys.executable, "lab/selftests/selftests.py"], cwd=ROOT,
                          text=True, stdout=out, stderr=err,
                          env=stack_env(stack))
@@ -44,11 +45,13 @@ def start(stack):
 
 
 def finish(stack):
+    """Wait for STACK's run: its exit status, stdout and stderr."""
     p, out, err = RUNS.pop(stack)
     p.wait(timeout=3600)
-    out.seek(0)
-    err.seek(0)
-    return p.returncode, out.read(), err.read()
+    with out, err:
+        out.seek(0)
+        err.seek(0)
+        return p.returncode, out.read(), err.read()
 
 
 def selected(request):
@@ -82,4 +85,5 @@ def run_selftests(stack, request):
 
 @pytest.mark.parametrize("stack", [s for s in VM_STACKS if s != "6.12"])
 def test_selftests_vm(stack, request):
+    """STACK's kselftests give the expected results (not 6.12's)."""
     run_selftests(stack, request)

@@ -9,4 +9,5 @@ from test_selftests_vm import run_selftests
 
 @pytest.mark.parametrize("stack", [s for s in VM_STACKS if s == "6.12"])
 def test_selftests_vm(stack, request):
+    """6.12's kselftests give the expected results."""
     run_selftests(stack, request)

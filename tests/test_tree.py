@@ -21,29 +21,35 @@ def lab_env(tmp_path, **extra):
 
 
 def patch_ids(pdir):
+    """git patch-id of each patch in PDIR (the cover letter left out)."""
     ids = []
     for p in sorted(pdir.glob("*.patch")):
         if p.name.startswith("0000-"):
             continue
-        out = subprocess.run(["git", "patch-id", "--stable"],
-                             stdin=p.open(), capture_output=True, text=True)
+        with p.open(encoding="utf-8") as f:
+            out = subprocess.run(["git", "patch-id", "--stable"], stdin=f,
+                                 capture_output=True, text=True, check=False)
         ids.append(out.stdout.split()[0])
     return ids
 
 
 def git(tree, *args, env=None):
+    """git ARGS in TREE: its output (it must succeed)."""
     p = run(["git", "-C", str(tree), *args], env=env)
     assert p.returncode == 0, p.stderr
     return p.stdout
 
 
 def commit_edit(tree, text, subject, env=None):
+    """Append TEXT to lan743x_main.h in TREE and commit it as SUBJECT."""
     f = tree / "drivers/net/ethernet/microchip/lan743x_main.h"
     f.write_text(f.read_text() + text)
     git(tree, "commit", "-qam", subject, env=env)
 
 
 def test_round_trip_and_refusal(tmp_path):
+    """tree -> commits -> export -> tree gives the same patches; tree.sh
+    refuses to overwrite unexported commits or uncommitted edits."""
     env = lab_env(tmp_path)
     (tmp_path / "patches").mkdir()
     p = run(["bash", "lab/series/tree.sh"], env=env)
@@ -111,6 +117,7 @@ def test_round_trip_and_refusal(tmp_path):
 
 
 def test_patch_that_does_not_apply_is_named(tmp_path):
+    """tree.sh names the patch that does not apply and shows its hunk."""
     env = lab_env(tmp_path)
     pdir = tmp_path / "patches"
     pdir.mkdir()
@@ -132,6 +139,7 @@ def test_patch_that_does_not_apply_is_named(tmp_path):
 
 
 def test_wrong_base_is_a_one_line_error(tmp_path):
+    """A base package that does not exist is one line of error."""
     conf = tmp_path / "lab"
     conf.mkdir()
     for d in ("", "series", "kernel"):

@@ -16,6 +16,8 @@ from conftest import run
 
 
 def kernel_cmdline(tmp_path, **env):
+    """The kernel command line vm.sh gives a stand-in QEMU with ENV, and
+    vm.sh's process."""
     args = tmp_path / "args"
     qemu = tmp_path / "qemu-system-x86_64"
     qemu.write_text("#!/bin/bash\nprintf '%s\\n' \"$@\" > " + str(args) + "\n"
@@ -32,17 +34,20 @@ def kernel_cmdline(tmp_path, **env):
 
 
 def guest_command(cmdline):
+    """The guest command virtme-ng put on the kernel command line."""
     m = re.search(r"virtme\.exec=`([^`]*)`", cmdline)
     assert m, cmdline
     return base64.b64decode(m.group(1)).decode()
 
 
 def test_short_command_stays_on_the_command_line(tmp_path):
+    """A short command is passed on the command line itself."""
     cmdline, _ = kernel_cmdline(tmp_path, LAN743X_X="short")
     assert "LAN743X_X=short" in guest_command(cmdline)
 
 
 def test_long_command_runs_from_a_file(tmp_path):
+    """A long command runs from a script: the line stays within 2048."""
     cmdline, p = kernel_cmdline(tmp_path, LAN743X_X="a" * 1500)
     assert len(cmdline.encode()) <= 2048, (len(cmdline), p.stderr[-1000:])
     assert "init=" in cmdline
