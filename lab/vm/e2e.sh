@@ -84,7 +84,9 @@ for m in $MODULES; do
 		grep '^vm.sh: |' "$LOGDIR/$m.log" | head -20 >&2
 		cp "$LOGDIR/$m.log" "$LOGDIR/$m-crash-$try.log"
 	done
-	grep -E '^(PASS|FAIL|SYNC|E2E RESULT)|^    (device tree|MemTotal|HighTotal|SYNC)' \
+	# the result lines (not again from e2e.sh's summary at the end)
+	awk '/^==== summary ====/ { s = 1 } /^E2E RESULT/ || (!s &&
+		/^(PASS|FAIL|SYNC)|^    (device tree|MemTotal|HighTotal|SYNC)/)' \
 		"$LOGDIR/$m.log" | sed "s/^/[$m] /"
 	RES[$m]=$rc
 	[ $rc = 0 ] || fails=$((fails + 1))
