@@ -46,11 +46,10 @@ import sys
 import time
 
 import pytest
-
 from conftest import ROOT, lab_built, qemu_build, stack_env, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
-from vmrpc import VM, VMError  # noqa: E402
+from vmrpc import VM, VMError
 
 #: stack -> the module with the fixes: the net stack is the fixes; the
 #: 6.12 backport starts with the same patches (series:N, N = their count)
@@ -62,7 +61,7 @@ STACKS = [s for s in os.environ.get("LAN743X_NET_FIXES_STACKS",
 MODULE = os.environ.get("LAN743X_NET_FIXES_MODULE", "")
 PINGS = 200         # > RX ring size (128): the ring wraps around the fault
 BAD_DMESG = re.compile(r"WARNING|BUG|DMA-API|Call Trace|refcount_t|"
-                       r"general protection|use-after-free", re.I)
+                       r"general protection|use-after-free", re.IGNORECASE)
 
 # guest side of the close test: count the skbs freed from lan743x code
 # while the interface goes down, then bring it back up
@@ -105,17 +104,19 @@ def modules(stack, module):
     return qemu, obj, ko
 
 
-@pytest.fixture(scope="module", params=STACKS)
-def vm(request):
+@pytest.fixture(scope="module", params=STACKS, name="vm")
+def fixture_vm(request):
+    """A booted VM per stack, the module under test loaded, the network up
+    and the neighbours pinned."""
     stack = request.param
     module = MODULE or FIXED[stack]
     qemu, obj, ko = modules(stack, module)
-    print("%s: module under test (%s): %s" % (stack, module, ko))
+    print(f"{stack}: module under test ({module}): {ko}")
     try:
         v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
                mods=f"{obj}/mods", ko=ko)
     except VMError as e:
-        pytest.fail("the lab VM did not boot: %s" % str(e)[-800:],
+        pytest.fail(f"the lab VM did not boot: {str(e)[-800:]}",
                     pytrace=False)
     try:
         v.load_mark = v.mark()
@@ -132,25 +133,31 @@ HANG_S = 300
 
 
 def wait_until(what, done):
+    """Wait until done() is true; after HANG_S s, fail naming WHAT."""
     t0 = time.monotonic()
     while not done():
         if time.monotonic() - t0 > HANG_S:
-            pytest.fail("%s: not after %d s (a hang)" % (what, HANG_S),
+            pytest.fail(f"{what}: not after {HANG_S} s (a hang)",
                         pytrace=False)
         time.sleep(0.2)
 
 
 def echo_replies(vm):
-    rc, out = vm.sh("nstat -saz IcmpInEchoReps | awk '$1 == \"IcmpInEchoReps\" {print $2}'")
+    """The guest's IcmpInEchoReps counter."""
+    _, out = vm.sh("nstat -saz IcmpInEchoReps | "
+                   "awk '$1 == \"IcmpInEchoReps\" {print $2}'")
     return int(out.strip() or 0)
 
 
 def model(vm, *keys):
+    """The model's counters KEYS."""
     c = vm.dut.counters()
     return {k: c[k] for k in keys}
 
 
 def test_ext_missing_keeps_the_ring(vm):
+    """An RX frame without its extension descriptor is dropped and the
+    ring keeps working (see the module's docstring)."""
     keys = ("rx_frames", "rx_no_desc_stalls")
     a, reps_a = model(vm, *keys), echo_replies(vm)
     vm.dut.set("fault-ext-missing", 1)
@@ -158,42 +165,45 @@ def test_ext_missing_keeps_the_ring(vm):
     # replies late for ping still count below: the model has written them
     # all, the kernel has counted all it will (all but the one without
     # extension descriptor); a lost reply shows as the hang's failure
-    wait_until("the model wrote %d replies" % PINGS,
+    wait_until(f"the model wrote {PINGS} replies",
                lambda: model(vm, "rx_frames")["rx_frames"] - a["rx_frames"]
                >= PINGS)
-    wait_until("the kernel counted %d replies" % (PINGS - 1),
+    wait_until(f"the kernel counted {PINGS - 1} replies",
                lambda: echo_replies(vm) - reps_a >= PINGS - 1)
     b, reps_b = model(vm, *keys), echo_replies(vm)
     fired = vm.dut.fired()
     vm.dut.clear()
     d = {k: b[k] - a[k] for k in keys}
     reps = reps_b - reps_a
-    info = ("ping %s; model %s; IcmpInEchoReps +%d; fired %s" %
-            (p["summary"], d, reps, fired))
+    info = (f"ping {p['summary']}; model {d}; IcmpInEchoReps +{reps}; "
+            f"fired {fired}")
     print(info)
     assert fired.get("ext-missing") == 1, info
     # the device found a descriptor for every reply: none was lost
     assert d["rx_frames"] == PINGS, \
-        "model wrote %d of %d replies to the ring: %s" % (
-            d["rx_frames"], PINGS, info)
+        f"model wrote {d['rx_frames']} of {PINGS} replies to the ring: {info}"
     # and the driver passed up all of them but the one without extension
     assert reps == PINGS - 1, info
     after = vm.ping(count=3, interval=0.2, wait=2, deadline=HANG_S)
-    assert after["recv"] == 3, "ring stuck after ext-missing: %s" % after
+    assert after["recv"] == 3, f"ring stuck after ext-missing: {after}"
 
 
 def down_count(vm):
+    """Take the interface down and up: the skbs lan743x freed going down
+    and where; re-pins the neighbours."""
     rc, out = vm.sh(DOWN_COUNT, timeout=180)
     assert rc == 0, out
-    freed = int(re.search(r"^freed (\d+)", out, re.M).group(1))
-    lost = int(re.search(r"^lost (\d+)", out, re.M).group(1))
-    where = re.findall(r"^where +(.*)$", out, re.M)
-    assert lost == 0, "trace buffer overran: %s" % out
+    freed = int(re.search(r"^freed (\d+)", out, re.MULTILINE).group(1))
+    lost = int(re.search(r"^lost (\d+)", out, re.MULTILINE).group(1))
+    where = re.findall(r"^where +(.*)$", out, re.MULTILINE)
+    assert lost == 0, f"trace buffer overran: {out}"
     vm.pin_neighbours()     # ifdown flushed the static entries
     return freed, where
 
 
 def test_partial_frame_freed_at_close(vm):
+    """A frame held without its last buffer is freed when the interface
+    goes down (see the module's docstring)."""
     # the same steps before each counted close: a fresh up, the
     # neighbours pinned, one echo request, its TX completion
     down_count(vm)
@@ -208,10 +218,9 @@ def test_partial_frame_freed_at_close(vm):
     fired = vm.dut.fired()
     vm.dut.clear()
     got, got_where = down_count(vm)
-    info = ("skbs freed by lan743x going down: %d with a partial frame "
-            "pending, %d without (fired %s, ping %s)\n  with: %s\n  "
-            "without: %s" % (got, ref, fired, p["summary"], got_where,
-                             ref_where))
+    info = (f"skbs freed by lan743x going down: {got} with a partial frame "
+            f"pending, {ref} without (fired {fired}, ping {p['summary']})\n"
+            f"  with: {got_where}\n  without: {ref_where}")
     print(info)
     assert fired.get("drop-ls") == 1, info
     assert ref > 0, info
@@ -221,6 +230,7 @@ def test_partial_frame_freed_at_close(vm):
 
 
 def test_no_warnings(vm):
+    """No warning, BUG or DMA-API report in the kernel log since loading."""
     dmesg = vm.dmesg_since(vm.load_mark)
     bad = [line for line in dmesg if BAD_DMESG.search(line)]
     assert not bad, bad

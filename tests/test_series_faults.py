@@ -41,11 +41,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, lab_built, stack_env, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
-from vmrpc import DUT_IP, VM, VMError  # noqa: E402
+from vmrpc import DUT_IP, VM, VMError
 
 KNOBS = ["rx-len-short", "rx-len-long", "rx-len-zero", "drop-fs", "drop-ls"]
 COUNTED = {"rx-len-long", "rx-len-zero", "drop-fs", "drop-ls"}
@@ -53,7 +52,7 @@ N = 4               # frames faulted per knob
 PINGS = 12
 BAD_DMESG = re.compile(r"WARNING|BUG|DMA-API|Call Trace|page_pool|"
                        r"stalled pool|refcount_t|general protection|"
-                       r"kmemleak|use-after-free", re.I)
+                       r"kmemleak|use-after-free", re.IGNORECASE)
 BASELINE = {}       # knob -> what the upstream module did (printed)
 PP_LIMIT_S = 120    # how long the leak check waits for the pools to go
 
@@ -86,8 +85,10 @@ print("PP", json.dumps({"secs": round(time.time() - t0, 2), "pools": pools},
 
 
 
-@pytest.fixture(scope="module")
-def vm(stack):
+@pytest.fixture(scope="module", name="vm")
+def fixture_vm(stack):
+    """A booted VM on STACK with the series' module loaded, the upstream
+    module and the kernel's ynl library at hand, the network up."""
     qemu, obj = vm_inputs(stack)
     # the modules under test: a build failure is a failure, not a skip
     env = stack_env(stack)
@@ -103,7 +104,7 @@ def vm(stack):
         v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
                mods=f"{obj}/mods", ko=series_ko)
     except VMError as e:
-        pytest.fail("the lab VM did not boot: %s" % str(e)[-800:],
+        pytest.fail(f"the lab VM did not boot: {str(e)[-800:]}",
                     pytrace=False)
     v.base_ko = base_ko
     try:
@@ -116,12 +117,12 @@ def vm(stack):
                 for d in ("pyynl", ".")]
         lib = next((x for x in libs if (x / "ynl.py").exists()), None)
         assert lib and spec.exists(), \
-            "no ynl library (%s) or netdev spec in %s" % (
-                " or ".join(map(str, libs)), src)
+            f"no ynl library ({' or '.join(map(str, libs))}) or netdev " \
+            f"spec in {src}"
         d = Path(v.rw) / "ynl"
         shutil.copytree(lib, d / "lib")
         shutil.copy(spec, d / "netdev.yaml")
-        (d / "pp.py").write_text(PP_SCRIPT)
+        (d / "pp.py").write_text(PP_SCRIPT, encoding="utf-8")
         v.ynl_dir = str(d)
         v.load_mark = v.mark()
         v.setup_net()
@@ -131,9 +132,8 @@ def vm(stack):
         v.close()
 
 
+# observe()'s guest command, after its own commands
 OBS = r'''
-. /tmp/l7.env
-%s
 cd /sys/class/net/$D/statistics && for f in rx_packets rx_errors rx_dropped \
     rx_length_errors rx_frame_errors rx_crc_errors; do echo "stat $f $(cat $f)"; done
 nstat -saz | awk 'NR>1 && NF>=2 {print "nstat", $1, $2}'
@@ -144,8 +144,8 @@ def observe(vm, pre="", mark=None):
     """Interface statistics and nstat of the guest (one guest command),
     the model's fired counters; with mark, the dmesg lines after it."""
     if mark:
-        pre += "\ndmesg | sed -n '/%s/,$p' | tail -n +2 | sed 's/^/dmesg /'" % mark
-    rc, out = vm.sh(OBS % pre)
+        pre += f"\ndmesg | sed -n '/{mark}/,$p' | tail -n +2 | sed 's/^/dmesg /'"
+    _, out = vm.sh("\n. /tmp/l7.env\n" + pre + OBS)
     o = {"stat": {}, "nstat": {}, "dmesg": []}
     for line in out.splitlines():
         p = line.split()
@@ -165,17 +165,19 @@ HANG_S = 300
 
 
 def wait_until(what, done):
+    """Wait until done() is true; after HANG_S s, fail naming WHAT."""
     t0 = time.monotonic()
     while not done():
         if time.monotonic() - t0 > HANG_S:
-            pytest.fail("%s: not after %d s (a hang)" % (what, HANG_S),
+            pytest.fail(f"{what}: not after {HANG_S} s (a hang)",
                         pytrace=False)
         time.sleep(0.2)
 
 
 def echo_replies(vm):
-    _rc, out = vm.sh("nstat -saz IcmpInEchoReps | "
-                     "awk '$1 == \"IcmpInEchoReps\" {print $2}'")
+    """The guest's IcmpInEchoReps counter."""
+    _, out = vm.sh("nstat -saz IcmpInEchoReps | "
+                   "awk '$1 == \"IcmpInEchoReps\" {print $2}'")
     return int(out.strip() or 0)
 
 
@@ -185,16 +187,16 @@ def run_knob(vm, name, replies=None):
     counted REPLIES of them), clear, check recovery; returns (ping,
     deltas, fired, dmesg)."""
     vm.mark_n += 1
-    tag = "l7-fault-mark-%d" % vm.mark_n
-    a = observe(vm, "echo %s > /dev/kmsg" % tag)
+    tag = f"l7-fault-mark-{vm.mark_n}"
+    a = observe(vm, f"echo {tag} > /dev/kmsg")
     frames = vm.dut.counters()["rx_frames"]
     reps = a["nstat"].get("IcmpInEchoReps", 0)
     vm.dut.fault(name, count=N)
     p = vm.ping(count=PINGS, interval=0.05, wait=2)
-    wait_until("the model wrote the %d replies" % PINGS,
+    wait_until(f"the model wrote the {PINGS} replies",
                lambda: vm.dut.counters()["rx_frames"] - frames >= PINGS)
     if replies is not None:
-        wait_until("the kernel counted %d replies" % replies,
+        wait_until(f"the kernel counted {replies} replies",
                    lambda: echo_replies(vm) - reps >= replies)
     b = observe(vm, mark=tag)
     vm.dut.clear()
@@ -202,7 +204,7 @@ def run_knob(vm, name, replies=None):
                if v != a[sec].get(k, 0)} for sec in ("stat", "nstat", "fired")}
     # all three must come back (ping waits for them, -w: count-based)
     after = vm.ping(count=3, interval=0.2, wait=2, deadline=HANG_S)
-    assert after["recv"] == 3, "ring stuck after %s: %s" % (name, after)
+    assert after["recv"] == 3, f"ring stuck after {name}: {after}"
     return p, d, d["fired"], b["dmesg"]
 
 
@@ -210,10 +212,11 @@ def run_knob(vm, name, replies=None):
 
 @pytest.mark.parametrize("name", KNOBS)
 def test_series_drops_and_counts(vm, name):
+    """The series drops each faulted frame and counts it where it should."""
     p, d, fired, dmesg = run_knob(vm, name, replies=PINGS - N)
     s, ns = d["stat"], d["nstat"]
-    info = "%s: ping %s, stat %s, nstat %s, fired %s, dmesg %s" % (
-        name, p["summary"], s, ns, fired, dmesg)
+    info = (f"{name}: ping {p['summary']}, stat {s}, nstat {ns}, "
+            f"fired {fired}, dmesg {dmesg}")
     print(info)
     assert fired == {name: N}, info
     assert not [l for l in dmesg if BAD_DMESG.search(l)], info
@@ -245,20 +248,20 @@ def test_series_no_leak_on_down_and_rmmod(vm):
     # limit is not a speed (a busy host delays the page_pool's deferred
     # release); PP_LIMIT_S is beyond the 60 s after which the kernel itself
     # calls a pool stalled (and logs it: BAD_DMESG)
-    rc, out = vm.sh(". /tmp/l7.env; python3 %s/pp.py %s %d down $D %d" %
-                    (vm.ynl_dir, vm.ynl_dir, ifindex, PP_LIMIT_S),
+    rc, out = vm.sh(f". /tmp/l7.env; python3 {vm.ynl_dir}/pp.py {vm.ynl_dir} "
+                    f"{ifindex} down $D {PP_LIMIT_S}",
                     timeout=PP_LIMIT_S + 180)
-    m = re.search(r"^UP (.*)$", out, re.M)
+    m = re.search(r"^UP (.*)$", out, re.MULTILINE)
     assert m, "page-pool-get failed: " + out[-2000:]
     up = json.loads(m.group(1))
     print("page pools while up:", up)
-    assert up, "no page_pool listed for ifindex %d" % ifindex
+    assert up, f"no page_pool listed for ifindex {ifindex}"
     assert all(int(pp.get("inflight", 0)) > 0 for pp in up), up
-    m = re.search(r"^PP (.*)$", out, re.M)
+    m = re.search(r"^PP (.*)$", out, re.MULTILINE)
     assert rc == 0 and m, "page-pool-get failed: " + out[-2000:]
     down = json.loads(m.group(1))
     print("page pools after down:", down)
-    assert down["pools"] == [], "pages still in flight: %s" % down
+    assert down["pools"] == [], f"pages still in flight: {down}"
     time.sleep(1)
     rc, out = vm.sh("rmmod lan743x")
     assert rc == 0, "rmmod failed: " + out
@@ -273,9 +276,9 @@ def test_series_no_leak_on_down_and_rmmod(vm):
 def test_upstream_baseline(vm):
     """Same knobs against the upstream module: recorded, loosely asserted
     (it counts none of these drops; emulator/README.md has the details)."""
-    rc, out = vm.sh(r'''
-lsmod | grep -q '^lan743x ' && { ip link set $(. /tmp/l7.env; echo $D) down; rmmod lan743x; }
-insmod %s || exit 1
+    rc, out = vm.sh(rf'''
+lsmod | grep -q '^lan743x ' && {{ ip link set $(. /tmp/l7.env; echo $D) down; rmmod lan743x; }}
+insmod {vm.base_ko} || exit 1
 P=$(. /tmp/l7.env; echo $P); D=
 # udev may rename the new interface: let it, then take the name
 for i in $(seq 100); do
@@ -285,14 +288,14 @@ done
 udevadm settle -t 10 2>/dev/null; sleep 1
 D=$(ls /sys/bus/pci/drivers/lan743x/*/net/ | head -1)
 ip link set $D up || exit 1
-ip addr add %s/24 dev $D || exit 1
+ip addr add {DUT_IP}/24 dev $D || exit 1
 echo "D=$D P=$P" > /tmp/l7.env
 for i in $(seq 100); do [ "$(cat /sys/class/net/$D/carrier)" = 1 ] && break; sleep 0.1; done
 D=$(ls /sys/bus/pci/drivers/lan743x/*/net/ | head -1)
 echo "D=$D P=$P" > /tmp/l7.env
-ip -br addr show dev $D | grep -q %s || exit 1
+ip -br addr show dev $D | grep -q {DUT_IP} || exit 1
 cat /tmp/l7.env
-''' % (vm.base_ko, DUT_IP, DUT_IP))
+''')
     assert rc == 0, "loading the upstream module failed: " + out
     vm.pin_neighbours()
     for name in KNOBS:
