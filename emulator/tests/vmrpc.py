@@ -11,6 +11,7 @@ the LAN7430 model over QMP (lab/vm/qmp.py).
 
 Used by emulator/tests/fault-evidence.py and tests/test_emulator_faults.py.
 """
+import json
 import os
 import re
 import shutil
@@ -22,17 +23,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "lab" / "vm"))
-from qmp import Dut  # noqa: E402
+from qmp import Dut
 
 DUT_IP = "10.9.9.1"
 PEER_IP = "10.9.9.2"
 
 
 class VMError(RuntimeError):
-    pass
+    """The guest did not come up, or a command in it failed."""
 
 
 class VM:
+    """A booted lab VM, its guest commands and the model's QMP socket."""
+
     def __init__(self, qemu=None, kernel=None, mods=None, ko=None,
                  dut_opts="", boot_timeout=300, log=None, cpus=None):
         self.rw = tempfile.mkdtemp(prefix="l7vm.", dir="/tmp")
@@ -40,6 +43,8 @@ class VM:
         self.mods, self.ko = mods, ko
         self.n = 0
         self.mark_n = 0
+        self.ifname = self.peer_ifname = None   # setup_net()
+        self.last_iperf = None                  # iperf()
         self.log_path = log or os.path.join(self.rw, "vm.log")
         env = dict(os.environ, QMP_SOCK=self.qmp_sock, VM_RWDIR=self.rw,
                    DUT_OPTS=dut_opts)
@@ -50,7 +55,9 @@ class VM:
         env.pop("MODDIR", None)
         if cpus:                # else lab/vm/vm.sh's VM_CPUS (default 2)
             env["VM_CPUS"] = str(cpus)
-        self._logf = open(self.log_path, "w")
+        # QEMU writes the console log as long as it runs: close() closes it
+        self._logf = open(  # noqa: SIM115  # pylint: disable=consider-using-with
+            self.log_path, "w", encoding="utf-8")
         self.proc = subprocess.Popen(
             ["bash", str(ROOT / "lab/vm/vm.sh"), "bash",
              str(ROOT / "emulator/tests/guest-rpc.sh"), self.rw],
@@ -66,8 +73,10 @@ class VM:
 
     # -- plumbing -----------------------------------------------------------
     def log_tail(self, n=3000):
+        """The last N characters of the VM's console log."""
         try:
-            return Path(self.log_path).read_text(errors="replace")[-n:]
+            return Path(self.log_path).read_text(encoding="utf-8",
+                                                 errors="replace")[-n:]
         except OSError:
             return ""
 
@@ -75,33 +84,37 @@ class VM:
         """Run cmd (bash) in the guest; returns (rc, output)."""
         n = self.n
         self.n += 1
-        tmp = os.path.join(self.rw, "cmd.%d.tmp" % n)
-        with open(tmp, "w") as f:
+        tmp = os.path.join(self.rw, f"cmd.{n}.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
             f.write(cmd)
-        os.rename(tmp, os.path.join(self.rw, "cmd.%d" % n))
-        rc_path = os.path.join(self.rw, "rc.%d" % n)
+        os.rename(tmp, os.path.join(self.rw, f"cmd.{n}"))
+        rc_path = os.path.join(self.rw, f"rc.{n}")
         t0 = time.time()
         while not os.path.exists(rc_path):
             if self.proc.poll() is not None:
-                raise VMError("VM exited during %r:\n%s" % (cmd, self.log_tail()))
+                raise VMError(f"VM exited during {cmd!r}:\n{self.log_tail()}")
             if time.time() - t0 > timeout:
-                raise VMError("guest command timed out: %r" % cmd)
+                raise VMError(f"guest command timed out: {cmd!r}")
             time.sleep(0.05)
-        rc = int(Path(rc_path).read_text().strip() or 255)
-        out = Path(os.path.join(self.rw, "out.%d" % n)).read_text(errors="replace")
+        rc = int(Path(rc_path).read_text(encoding="utf-8").strip() or 255)
+        out = Path(os.path.join(self.rw, f"out.{n}")).read_text(
+            encoding="utf-8", errors="replace")
         return rc, out
 
     def kill(self):
+        """Kill QEMU now (no shutdown)."""
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
 
     def close(self):
+        """Stop the guest (exit, then kill after 60 s) and clean up."""
         try:
             if self.__dict__.get("dut"):
                 self.dut.close()
             if self.proc.poll() is None:
-                with open(os.path.join(self.rw, "cmd.%d" % self.n), "w") as f:
+                with open(os.path.join(self.rw, f"cmd.{self.n}"), "w",
+                          encoding="utf-8") as f:
                     f.write("exit")
                 try:
                     self.proc.wait(timeout=60)
@@ -113,12 +126,14 @@ class VM:
 
     # -- guest setup --------------------------------------------------------
     def load_driver(self):
+        """Load lan743x: the module KO (after its dependencies from MODS),
+        MODS' lan743x, or the guest kernel's."""
         if self.ko:
-            load = ("modprobe -d {m} phylink && "
-                    "{{ modprobe -d {m} microchip 2>/dev/null || true; }} && "
-                    "insmod {ko}").format(m=self.mods, ko=self.ko)
+            load = (f"modprobe -d {self.mods} phylink && "
+                    f"{{ modprobe -d {self.mods} microchip 2>/dev/null || true; }} && "
+                    f"insmod {self.ko}")
         elif self.mods:
-            load = "modprobe -d %s lan743x" % self.mods
+            load = f"modprobe -d {self.mods} lan743x"
         else:
             load = "modprobe lan743x"
         rc, out = self.sh(load)
@@ -129,17 +144,17 @@ class VM:
         """Static ARP both ways, IPv6 off: after this the DUT receives no
         frame but the answers to what the test sends (no ARP, ND or MLD),
         so a fault that fires on the next N frames hits exactly those."""
-        rc, out = self.sh(r'''
+        rc, out = self.sh(rf'''
 . /tmp/l7.env
 for ns in "" "ip netns exec peer"; do
   $ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1
   $ns sysctl -qw net.ipv6.conf.default.disable_ipv6=1
 done
-ip neigh replace %s lladdr 02:74:30:00:00:02 dev $D nud permanent
-ip netns exec peer ip neigh replace %s lladdr 02:74:30:00:00:01 dev $P nud permanent
+ip neigh replace {PEER_IP} lladdr 02:74:30:00:00:02 dev $D nud permanent
+ip netns exec peer ip neigh replace {DUT_IP} lladdr 02:74:30:00:00:01 dev $P nud permanent
 sleep 0.5
-ping -c 2 -W 2 %s > /dev/null
-''' % (PEER_IP, DUT_IP, PEER_IP))
+ping -c 2 -W 2 {PEER_IP} > /dev/null
+''')
         if rc:
             raise VMError("pinning neighbours failed: " + out)
 
@@ -148,7 +163,7 @@ ping -c 2 -W 2 %s > /dev/null
         netns 'peer'; writes D=/P= to /tmp/l7.env; iperf3 server on the
         peer."""
         self.load_driver()
-        rc, out = self.sh(r'''
+        rc, out = self.sh(rf'''
 set -e
 for i in $(seq 100); do
   for n in /sys/class/net/*; do
@@ -161,14 +176,14 @@ done
 echo "D=$D P=$P" > /tmp/l7.env
 ip netns add peer; ip link set $P netns peer
 ip netns exec peer ip link set $P up
-ip netns exec peer ip addr add %(peer)s/24 dev $P
-ip addr add %(dut)s/24 dev $D; ip link set $D up
+ip netns exec peer ip addr add {PEER_IP}/24 dev $P
+ip addr add {DUT_IP}/24 dev $D; ip link set $D up
 for i in $(seq 100); do [ "$(cat /sys/class/net/$D/carrier)" = 1 ] && break; sleep 0.1; done
-ping -c 3 -W 2 %(peer)s > /dev/null
+ping -c 3 -W 2 {PEER_IP} > /dev/null
 ip netns exec peer iperf3 -s -D
 sleep 0.5
 cat /tmp/l7.env
-''' % {"dut": DUT_IP, "peer": PEER_IP})
+''')
         if rc:
             raise VMError("network setup failed: " + out)
         m = re.search(r"D=(\S+) P=(\S+)", out)
@@ -176,19 +191,21 @@ cat /tmp/l7.env
 
     # -- observation --------------------------------------------------------
     def mark(self):
+        """Write a new tag to the guest's kernel log; returns the tag."""
         self.mark_n += 1
-        tag = "l7-fault-mark-%d" % self.mark_n
-        self.sh("echo %s > /dev/kmsg" % tag)
+        tag = f"l7-fault-mark-{self.mark_n}"
+        self.sh(f"echo {tag} > /dev/kmsg")
         return tag
 
     def dmesg_since(self, tag):
-        rc, out = self.sh("dmesg | sed -n '/%s/,$p' | tail -n +2" % tag)
+        """The kernel log's non-empty lines after the tag TAG (mark())."""
+        _, out = self.sh(f"dmesg | sed -n '/{tag}/,$p' | tail -n +2")
         return [l for l in out.splitlines() if l.strip()]
 
     def snapshot(self):
         """Guest-side counters: interface statistics, nstat, lan743x IRQs,
         carrier changes, ethtool -S."""
-        rc, out = self.sh(r'''
+        _, out = self.sh(r'''
 . /tmp/l7.env
 cd /sys/class/net/$D/statistics && for f in *; do echo "stat $f $(cat $f)"; done
 echo "stat carrier_changes $(cat /sys/class/net/$D/carrier_changes)"
@@ -247,10 +264,10 @@ ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "
         as lost; with deadline (s), ping waits until all count replies are
         in, or the deadline has passed: for pings that must all come back
         (count-based, the deadline only ends a hang)."""
-        rc, out = self.sh("ping -q -c %d -i %s -s %d -W %d %s%s" %
-                          (count, interval, size, wait,
-                           "-w %d " % deadline if deadline else "", PEER_IP),
-                          timeout=120 + (deadline or 0))
+        until = f"-w {deadline:d} " if deadline else ""
+        _, out = self.sh(f"ping -q -c {count:d} -i {interval} -s {size:d} "
+                         f"-W {wait:d} {until}{PEER_IP}",
+                         timeout=120 + (deadline or 0))
         m = re.search(r"(\d+) packets transmitted, (\d+) received", out)
         r = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)", out)
         return {"sent": int(m.group(1)) if m else 0,
@@ -267,10 +284,8 @@ ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "
         sender wrote (bursty), so iperf3's sum_received (server bytes over
         the client's duration: data in flight at the end adds ~0.1-0.3%)
         is used.  self.last_iperf keeps the raw figures."""
-        import json
-        rc, out = self.sh("iperf3 -c %s -t %d -O %d -f m -J %s" %
-                          (PEER_IP, secs, omit, "-R" if reverse else ""),
-                          timeout=secs + omit + 60)
+        _, out = self.sh(f"iperf3 -c {PEER_IP} -t {secs:d} -O {omit:d} -f m -J "
+                         f"{'-R' if reverse else ''}", timeout=secs + omit + 60)
         try:
             j = json.loads(out[out.index("{"):])
             ivs = [i["sum"] for i in j["intervals"] if not i["sum"].get("omitted")]
@@ -287,4 +302,4 @@ ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "
                 return j["end"]["sum_received"]["bits_per_second"] / 1e6
             return nbytes * 8 / dur / 1e6
         except (ValueError, KeyError, ZeroDivisionError) as e:
-            raise VMError("iperf3 failed: %s\n%s" % (e, out[-2000:]))
+            raise VMError(f"iperf3 failed: {e}\n{out[-2000:]}") from e
