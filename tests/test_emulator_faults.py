@@ -10,11 +10,10 @@ import sys
 import time
 
 import pytest
-
 from conftest import ROOT, VM_STACKS, lab_built, stack_env, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
-from vmrpc import VM, VMError  # noqa: E402
+from vmrpc import VM, VMError
 
 GOODPUT = 0.9415        # TCP/IPv4 goodput per wire bit at MTU 1500 (1448/1538)
 # Time and rates are never asserted here: the guest's clock follows the
@@ -29,16 +28,18 @@ GOODPUT = 0.9415        # TCP/IPv4 goodput per wire bit at MTU 1500 (1448/1538)
 HANG_S = 300
 
 
-@pytest.fixture(scope="module", params=VM_STACKS[:1])
-def stack(request):
+@pytest.fixture(scope="module", params=VM_STACKS[:1], name="stack")
+def fixture_stack(request):
     """The model's faults against the upstream driver: one base is enough
     (the emulator is the subject here, and the RX path the faults hit is
     the same in 6.12 and 7.3); the series' fault tests run on every stack."""
     return request.param
 
 
-@pytest.fixture(scope="module")
-def vm(stack):
+@pytest.fixture(scope="module", name="vm")
+def fixture_vm(stack):
+    """A booted VM with the base's (upstream) module, the network up and
+    the neighbours pinned."""
     qemu, obj = vm_inputs(stack)
     ko = lab_built(f"the {stack} base's lan743x module",
                    ["bash", "lab/kernel/kbuild.sh", "module", "guest", "base"],
@@ -47,7 +48,7 @@ def vm(stack):
         v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
                mods=f"{obj}/mods", ko=ko)
     except VMError as e:
-        pytest.fail("the lab VM did not boot: %s" % str(e)[-800:],
+        pytest.fail(f"the lab VM did not boot: {str(e)[-800:]}",
                     pytrace=False)
     try:
         v.setup_net()
@@ -72,7 +73,7 @@ def run_fault(vm, name, traffic, **kw):
     # the device must work again once the fault is gone: all three replies
     # come back (ping waits for them, -w; the limit only ends a hang)
     after = vm.ping(count=3, interval=0.2, wait=2, deadline=HANG_S)
-    assert after["recv"] == 3, "no recovery after %s: %s" % (name, after)
+    assert after["recv"] == 3, f"no recovery after {name}: {after}"
     return res, d, dmesg
 
 
@@ -187,6 +188,7 @@ def test_unpaced_holds_nothing(vm):
 # ---- faults --------------------------------------------------------------
 
 def test_rx_len_short(vm):
+    """rx-len-short: the truncated replies are dropped and counted."""
     p, d, _ = run_fault(vm, "rx-len-short",
                         lambda v: ping_counted(v, lost=5), count=5)
     assert d["model"]["fault_fired"] == {"rx-len-short": 5}
@@ -196,6 +198,7 @@ def test_rx_len_short(vm):
 
 
 def test_rx_len_zero(vm):
+    """rx-len-zero: the zero-length replies are dropped and counted."""
     p, d, _ = run_fault(vm, "rx-len-zero",
                         lambda v: ping_counted(v, lost=5), count=5)
     assert d["model"]["fault_fired"] == {"rx-len-zero": 5}
@@ -205,6 +208,7 @@ def test_rx_len_zero(vm):
 
 
 def test_drop_ls(vm):
+    """drop-ls: exactly the 5 unterminated replies are lost."""
     p, d, _ = run_fault(vm, "drop-ls", lambda v: ping_counted(v, lost=5),
                         count=5)
     assert d["model"]["fault_fired"] == {"drop-ls": 5}
@@ -239,6 +243,7 @@ def wait_guest(vm, what, cmd):
 
 
 def test_spurious_irq(vm):
+    """spurious-irq: the guest takes the interrupts and keeps working."""
     # all 400 ticks of the model's 1 ms timer first (a busy host delays
     # each tick: 400 in a fixed time is not a property of the model); the
     # guest's interrupt counts of that phase (no traffic: the neighbours
@@ -267,6 +272,7 @@ def test_spurious_irq(vm):
 
 
 def test_rx_stall(vm):
+    """rx-stall: the frames wait, none is lost."""
     p, d, _ = run_fault(vm, "rx-stall", ping20_all, count=1, ms=500)
     assert d["model"]["fault_fired"] == {"rx-stall": 1}
     assert d["model"].get("rx_fault_holds", 0) >= 1
@@ -278,6 +284,7 @@ def test_rx_stall(vm):
 
 
 def test_link_flap(vm):
+    """link-flap: the guest sees the link go down and come back."""
     # the guest saw the link go down and come back (the model's link is up
     # again 2 s of virtual time after it went down) before the counters are
     # read: waited for, not assumed to fit in the 4 s of pings on a busy host
@@ -296,7 +303,7 @@ def test_link_flap(vm):
     assert any("Link is Up" in l for l in dmesg), dmesg
 
 
-# ---- finite RX FIFO (issue 15) ---------------------------------------------
+# ---- finite RX FIFO --------------------------------------------------------
 
 def test_fifo_overflow_is_rx_dropped(vm):
     """A stalled RX DMA (rx-stall, 300 ms) in front of a 12 KiB RX FIFO and
@@ -316,7 +323,7 @@ def test_fifo_overflow_is_rx_dropped(vm):
         vm.dut.knob("peer-pause", 1)
     m = d["model"]
     over = sum(m.get("rx_fifo_overflow", [0]))
-    info = "ping %s; model %s; stat %s" % (p, m, d["stat"])
+    info = f"ping {p}; model {m}; stat {d['stat']}"
     print(info)
     assert m["fault_fired"] == {"rx-stall": 1}, info
     assert over > 0, info
@@ -335,12 +342,12 @@ def test_fifo_with_pause_loses_nothing(vm):
     XOFF at the driver's FCT_FLOW ON level, the partner waits, XON after the
     drain; no reply lost, no rx_dropped."""
     vm.dut.knob("rx-fifo-kib", 32)
-    p, d, dmesg = run_fault(
+    p, d, _ = run_fault(
         vm, "rx-stall",
         lambda v: ping_counted(v, count=60, interval=0.005, size=1400),
         count=1, ms=300)
     m = d["model"]
-    info = "ping %s; model %s; stat %s" % (p, m, d["stat"])
+    info = f"ping {p}; model {m}; stat {d['stat']}"
     print(info)
     assert m["fault_fired"] == {"rx-stall": 1}, info
     assert sum(m.get("rx_fifo_overflow", [0])) == 0, info

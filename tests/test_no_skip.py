@@ -1,6 +1,6 @@
 """What the lab builds itself never turns into a skip: a QEMU that does not
-build makes the VM tests FAIL with the reason (issue: a lab that could not
-build its emulator once passed with 13 tests skipped).
+build makes the VM tests FAIL with the reason (a lab that could not build
+its emulator once passed with 13 tests skipped).
 
 The test copies the repository, breaks emulator/lan7430.c with a syntax
 error and runs a VM test of the copy. The copy shares the lab cache, so
