@@ -1,5 +1,5 @@
-"""The bugs of the net-next v1 series that v2 fixed (issue 19, the v1
-review ../shared/reviews/series-v1-review.md), each shown on the LAN7430
+"""The bugs of the net-next v1 series that v2 fixed (the v1 review
+../shared/reviews/series-v1-review.md), each shown on the LAN7430
 model: the same scenario runs with the v1 module and with the v2 (series)
 module, one VM boot per module, on the net-next stack's 7.3 guest kernel.
 
@@ -119,13 +119,16 @@ SEND_FLOWS = ("import socket\n"
               f"    s.sendto(b'y' * 32, ('{DUT_IP}', 9999 + i)); s.close()\n")
 
 
-@pytest.fixture(scope="module", params=list(FLAVOURS))
-def flavour(request):
+@pytest.fixture(scope="module", params=list(FLAVOURS), name="flavour")
+def fixture_flavour(request):
+    """v1, then v2 (the series)."""
     return request.param
 
 
-@pytest.fixture(scope="module")
-def vm(flavour):
+@pytest.fixture(scope="module", name="vm")
+def fixture_vm(flavour):
+    """A booted VM (two vCPUs) with FLAVOUR's module, the network up, the
+    neighbours pinned and the kernel's ynl library at hand."""
     qemu, obj = vm_inputs(STACK)
     env = stack_env(STACK)
     ko = lab_built(f"the {flavour} lan743x module",
@@ -155,7 +158,7 @@ def vm(flavour):
         (d / "tools/net/ynl/pyynl").rename(d / "pyynl")
         (d / "Documentation/netlink/specs/netdev.yaml").rename(
             d / "netdev.yaml")
-        (d / "nl.py").write_text(NL_SCRIPT)
+        (d / "nl.py").write_text(NL_SCRIPT, encoding="utf-8")
         v.ynl_dir = str(d)
         v.flavour = flavour
         load = v.load_driver
@@ -180,8 +183,8 @@ def vm(flavour):
 
 def verdict(vm, ok, info):
     """v2 must pass the check; v1 must fail it (the bug is seen)."""
-    print("[{}] {}: {}".format(vm.flavour, "check passed" if ok else
-                           "check FAILED (bug seen)", info))
+    result = "check passed" if ok else "check FAILED (bug seen)"
+    print(f"[{vm.flavour}] {result}: {info}")
     if vm.flavour == "v1":
         assert not ok, "v1 did not show the bug: " + info
     else:
@@ -189,11 +192,13 @@ def verdict(vm, ok, info):
 
 
 def gsh(vm, cmd, timeout=120):
+    """vm.sh() of CMD with the interface names (D, P) set."""
     rc, out = vm.sh(". /tmp/l7.env\n" + cmd, timeout=timeout)
     return rc, out
 
 
 def netlink(vm, what, *args):
+    """The JSON that the guest's nl.py answers to WHAT ARGS."""
     rc, out = gsh(vm, f"python3 {vm.ynl_dir}/nl.py {vm.ynl_dir} {what} "
                   f"{vm.ifindex} $D {' '.join(args)}", timeout=180)
     assert rc == 0, f"netlink {what}: {out}"
@@ -201,27 +206,32 @@ def netlink(vm, what, *args):
 
 
 def sysstats(vm, *names):
+    """The DUT's interface statistics NAMES (sysfs)."""
     _rc, out = gsh(vm, "cd /sys/class/net/$D/statistics && "
-                  "for f in {}; do echo $f $(cat $f); done".format(" ".join(names)))
+                  f"for f in {' '.join(names)}; do echo $f $(cat $f); done")
     return {ln.split()[0]: int(ln.split()[1]) for ln in out.splitlines()
             if len(ln.split()) == 2}
 
 
 def nstat(vm, name):
+    """The guest's SNMP counter NAME (nstat)."""
     _rc, out = vm.sh(f"nstat -saz {name} | awk '$1 == \"{name}\" {{print $2}}'")
     return int(out.strip() or 0)
 
 
 def mtu(vm):
+    """The DUT's MTU."""
     _rc, out = gsh(vm, "cat /sys/class/net/$D/mtu")
     return int(out.strip())
 
 
 def model(vm):
+    """The model's counters."""
     return vm.dut.counters()
 
 
 def per_channel(a, b):
+    """Frames the model wrote per RX channel from counters A to B."""
     return [y - x for x, y in zip(a["rx_frames_per_channel"],
                                   b["rx_frames_per_channel"])]
 
@@ -242,6 +252,7 @@ def settle(done):
 
 
 def wait_model(vm, key, want, timeout=60):
+    """The model's counters once KEY reaches WANT (TIMEOUT s at most)."""
     t0 = time.time()
     while time.time() - t0 < timeout:
         c = model(vm)
@@ -252,6 +263,7 @@ def wait_model(vm, key, want, timeout=60):
 
 
 def test_stats64_match_qstats(vm):
+    """stats64 moves exactly as the qstats over 20 pings."""
     r = netlink(vm, "stats-around", "ping", "-q", "-c", "20", "-i", "0.05",
                 "-W", "2", PEER_IP)
     d_s, d_q = r["delta"]["stats64"], r["delta"]["qstats"]
@@ -263,6 +275,7 @@ def test_stats64_match_qstats(vm):
 
 
 def test_fifo_disabled_at_channel_reset(vm):
+    """A live ring change resets no RX channel with its FIFO enabled."""
     a = model(vm)
     rc, out = gsh(vm, "ethtool -G $D rx 1024 && ethtool -g $D | "
                   "awk '/^Current/ {c=1} c && /^RX:/ {print \"rx\", $2}'")
@@ -328,6 +341,7 @@ V1_TRIES = {}       # tries v1 took (v2's module runs after v1's)
 
 
 def test_switch_drains_full_ring(vm):
+    """An MTU switch with a full ring delivers or counts every frame."""
     tries = TRIES if vm.flavour == "v1" else V1_TRIES.get("n", TRIES)
     infos = []
     for i in range(tries):
@@ -344,8 +358,8 @@ def test_switch_drains_full_ring(vm):
 
 
 STOP_US = 1500000
-TX_RACE = r'''
-ping -q -i 0.02 -c 400 -W 1 %(peer)s > /tmp/race.ping 2>&1 &
+TX_RACE = rf'''
+ping -q -i 0.02 -c 400 -W 1 {PEER_IP} > /tmp/race.ping 2>&1 &
 P=$!
 sleep 0.2
 echo l7-switch-start > /dev/kmsg
@@ -357,12 +371,13 @@ cat /tmp/race.ping
 
 
 def test_tx_switch_vs_link_up(vm):
+    """A link-up inside a live ring change leaves no TX buffer mapped."""
     vm.dut.set("dma-stop-us", STOP_US)
     tag = vm.mark()
     a = model(vm)["async_started"]["dma-stop"]
     res = {}
     t = threading.Thread(target=lambda: res.update(r=gsh(
-        vm, TX_RACE % {"peer": PEER_IP}, timeout=240)))
+        vm, TX_RACE, timeout=240)))
     t.start()
     # once the switch stops its first DMA channel (RTNL held from then on),
     # the link goes down for 2.5 s: phylib's 1 s poll sees it down, and up
@@ -407,6 +422,7 @@ def test_tx_switch_vs_link_up(vm):
 
 
 def test_failed_restart_falls_back(vm):
+    """A failed channel restart keeps the old MTU and channel 0 working."""
     old = mtu(vm)
     assert old == 9000, f"needs the MTU of the test before: {old}"
     vm.dut.fault("rx-swr-head", count=1)
