@@ -114,7 +114,13 @@ def metrics(rec, callers=()):
         m["TX tail writes/pkt"] = per_pkt(rec, tx_tail)
         m["emu IRQs/pkt"] = per_pkt(rec, sum(emu.get("irq_per_vector", [])))
         m["emu RX frames"] = emu.get("rx_frames")
-        m["emu RX no-desc drops"] = emu.get("rx_drop_no_desc")
+        # frames that found no free RX descriptor and waited in the
+        # device's FIFO (a FIFO that fills drops, or sends pause)
+        m["emu RX frames finding no descriptor/pkt"] = per_pkt(
+            rec, emu.get("rx_no_desc_stalls"))
+        # frames dropped because the ring's buffers could never hold them
+        m["emu RX drops, frame larger than the ring"] = \
+            emu.get("rx_drop_no_desc")
     if "pages_pinned_per_queue" in rec:
         # pages lan743x freed at `ip link set down` after this run, per RX
         # queue (bench_guest.py pinned_after)
