@@ -53,6 +53,8 @@ cat {tmp_path}/console.txt
 
 
 def arm_run(tmp_path, *args, console="LAN743X-ARM-EXIT=0", **env):
+    """Run vm.sh ARCH=armv7 ARGS with ENV on a stand-in QEMU that prints
+    CONSOLE: vm.sh's process."""
     qemu = stand_in_qemu(tmp_path, console)
     kernel = tmp_path / "zImage"
     kernel.write_bytes(b"\0" * 4096)
@@ -78,6 +80,8 @@ def initrd_file(tmp_path, name):
 
 
 def test_armv7_command_line_and_noncoherent_dt(tmp_path):
+    """The armv7 guest's QEMU command line, initrd and a device tree whose
+    PCIe host is not DMA-coherent."""
     ko = tmp_path / "lan743x.ko"
     ko.write_bytes(b"ko")
     p = arm_run(tmp_path, "--ko", f"series={ko}", "lab/guest/e2e.sh",
@@ -108,6 +112,7 @@ def test_armv7_command_line_and_noncoherent_dt(tmp_path):
 
 
 def test_armv7_coherent_keeps_qemus_dt(tmp_path):
+    """VM_ARM_COHERENT=1 keeps QEMU's device tree (coherent PCIe)."""
     p = arm_run(tmp_path, "true", VM_ARM_COHERENT="1")
     assert p.returncode == 0, p.stderr[-2000:]
     props = subprocess.run(["fdtget", "-p", str(tmp_path / "got.dtb"),
@@ -159,6 +164,7 @@ def test_x86_64_command_line(tmp_path):
     ("x86_64", ["--file", "/etc/hostname=/x", "true"],
      "--file and --dir are for ARCH=armv7")])
 def test_usage_errors(tmp_path, arch, args, err):
+    """An unknown ARCH, or armv7's options on x86_64: usage errors."""
     qemu = stand_in_qemu(tmp_path)
     kernel = tmp_path / "bzImage"
     kernel.write_bytes(b"\0")

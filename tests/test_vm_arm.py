@@ -34,6 +34,7 @@ def arm_env(**extra):
 # i.MX6 boards run, each on its own base's armv7-virt kernel
 @pytest.mark.parametrize("stack", ["net-next", "6.12"])
 def test_arm_e2e_upstream_and_series(tmp_path, stack):
+    """The ARMv7 guest's e2e passes with both modules on STACK's base."""
     env = arm_env(E2E_LOGDIR=str(tmp_path / "logs"), STACK=stack,
                   ARCH="armv7")
     p = run(["bash", "lab/vm/e2e.sh"], env=env, timeout=3 * 3600)
