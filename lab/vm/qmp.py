@@ -72,7 +72,7 @@ KNOBS = {
 
 
 class QMPError(RuntimeError):
-    pass
+    """A QMP command returned an error."""
 
 
 class Dut:
@@ -87,6 +87,7 @@ class Dut:
 
     # -- plumbing ---------------------------------------------------------
     def close(self):
+        """Close the QMP connection (once)."""
         if self._qmp:
             self._qmp.close()
             self._qmp = None
@@ -101,13 +102,15 @@ class Dut:
         """Run a QMP command; returns its "return", raises QMPError."""
         r = self._qmp.cmd_raw(command, args)
         if "error" in r:
-            raise QMPError("%s %s: %s" % (command, args or "", r["error"]))
+            raise QMPError(f"{command} {args or ''}: {r['error']}")
         return r.get("return")
 
     def get(self, prop):
+        """The DUT's QOM property PROP."""
         return self.cmd("qom-get", {"path": self.path, "property": prop})
 
     def set(self, prop, value):
+        """Set the DUT's QOM property PROP to VALUE."""
         self.cmd("qom-set", {"path": self.path, "property": prop,
                              "value": value})
 
@@ -129,19 +132,19 @@ class Dut:
         spurious-irq (period_us) and link-flap (period_ms); the first tick
         of those is immediate."""
         if name not in FAULTS:
-            raise ValueError("unknown fault %r (known: %s)" %
-                             (name, ", ".join(FAULTS)))
+            raise ValueError(f"unknown fault {name!r} (known: "
+                             f"{', '.join(FAULTS)})")
         for k, v in params.items():
             if k not in FAULTS[name]:
-                raise ValueError("fault %s has no parameter %r (has: %s)" %
-                                 (name, k, ", ".join(FAULTS[name]) or "none"))
+                raise ValueError(f"fault {name} has no parameter {k!r} (has: "
+                                 f"{', '.join(FAULTS[name]) or 'none'})")
             self.set(FAULTS[name][k], int(v))
         if count is None and every is None:
             count = 1
         if every is not None:
-            self.set("fault-%s-every" % name, int(every))
+            self.set(f"fault-{name}-every", int(every))
         if count is not None:
-            self.set("fault-%s" % name, int(count))
+            self.set(f"fault-{name}", int(count))
 
     def clear(self, name=None):
         """Clear one fault (its count and every), or all faults and end
@@ -149,8 +152,8 @@ class Dut:
         if name is None:
             self.set("fault-clear", True)
         else:
-            self.set("fault-%s-every" % name, 0)
-            self.set("fault-%s" % name, 0)
+            self.set(f"fault-{name}-every", 0)
+            self.set(f"fault-{name}", 0)
 
     def fired(self, name=None):
         """How often fault NAME fired (all faults as a dict if no name)."""
@@ -161,8 +164,8 @@ class Dut:
         """Current settings: {name: {"count", "every", params...}}."""
         out = {}
         for name, params in FAULTS.items():
-            d = {"count": self.get("fault-%s" % name),
-                 "every": self.get("fault-%s-every" % name)}
+            d = {"count": self.get(f"fault-{name}"),
+                 "every": self.get(f"fault-{name}-every")}
             for k, prop in params.items():
                 d[k] = self.get(prop)
             out[name] = d
@@ -178,8 +181,8 @@ class Dut:
     def knob(self, name, value=None):
         """Set fidelity knob NAME (see KNOBS) and/or return its value."""
         if name not in KNOBS:
-            raise ValueError("unknown knob %r (known: %s)" %
-                             (name, ", ".join(sorted(KNOBS))))
+            raise ValueError(f"unknown knob {name!r} (known: "
+                             f"{', '.join(sorted(KNOBS))})")
         if value is not None:
             self.set(name, int(value))
         return self.get(name)
@@ -190,7 +193,7 @@ class Dut:
 
 
 def _main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("sock", help="QMP unix socket ($QMP_SOCK of lab/vm/vm.sh)")
     ap.add_argument("--path", default=DEFAULT_PATH, help="QOM path of the DUT")
     sub = ap.add_subparsers(dest="op", required=True)
@@ -214,7 +217,7 @@ def _main(argv=None):
     p.add_argument("value", nargs="?", type=lambda v: int(v, 0))
     a, extra = ap.parse_known_args(argv)
     if extra and a.op != "fault":
-        ap.error("unrecognized arguments: %s" % " ".join(extra))
+        ap.error(f"unrecognized arguments: {' '.join(extra)}")
     if a.op == "fault":
         a.params += extra
 
