@@ -70,7 +70,8 @@ load_driver() {
     if [ -n "${LAN743X_KO:-}" ]; then
         # one module file; phylink & co from the kernel's module tree
         local d=()
-        [ -d "${LAN743X_MODDIR:-}/lib/modules" ] && d=(-d "$LAN743X_MODDIR")
+        [ -n "${LAN743X_MODDIR:-}" ] && [ -d "$LAN743X_MODDIR/lib/modules" ] &&
+            d=(-d "$LAN743X_MODDIR")
         modprobe "${d[@]}" phylink 2>/dev/null; modprobe "${d[@]}" microchip 2>/dev/null
         insmod "$LAN743X_KO"
     elif [ -n "${LAN743X_MODDIR:-}" ]; then
