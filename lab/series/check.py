@@ -28,6 +28,7 @@ versions, so a warm run on an unchanged series takes seconds.
 
 import argparse
 import collections
+import fcntl
 import hashlib
 import json
 import os
@@ -62,12 +63,15 @@ DIAG_RE = re.compile(
 
 
 def progress(msg):
+    """MSG on stderr, after the seconds since the start."""
     print(f"[{int(time.time() - T0):4d}s] {msg}", file=sys.stderr, flush=True)
 
 
 def run(cmd, cwd=None, env=None, check=False):
+    """(status, stdout and stderr) of CMD; with CHECK, exit if it fails."""
     p = subprocess.run(cmd, cwd=cwd, env=env, text=True, errors="replace",
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       check=False)
     if check and p.returncode:
         sys.exit(f"error: {' '.join(cmd)} failed:\n{p.stdout}")
     return p.returncode, p.stdout
@@ -83,6 +87,8 @@ def lab_conf(stack, expr):
 
 
 def kbuild(*args):
+    """The last line lab/kernel/kbuild.sh ARGS prints (a path); its other
+    lines go to stderr. Exits if it fails."""
     rc, out = run(["bash", str(LAB / "kernel" / "kbuild.sh"), *args])
     if rc:
         sys.exit(out.rstrip() or f"error: kbuild.sh {' '.join(args)} failed")
@@ -93,6 +99,7 @@ def kbuild(*args):
 
 
 def git(src, *args, check=True):
+    """git ARGS in SRC: its output; with CHECK, raise if it fails."""
     rc, out = run(["git", "-C", str(src), *args])
     if check and rc:
         raise RuntimeError(f"git {' '.join(args)}: {out}")
@@ -105,7 +112,7 @@ def norm_path(path, src, obj=None):
     for prefix in filter(None, [str(src), str(obj) if obj else None]):
         if p.startswith(prefix + "/"):
             p = p[len(prefix) + 1:]
-    while p.startswith("../") or p.startswith("./"):
+    while p.startswith(("../", "./")):
         p = p.split("/", 1)[1]
     return p
 
@@ -161,8 +168,11 @@ def lint_versions():
 
 
 class Checker:
+    """The checks of one stack (or directory of patches) on its base."""
+
     def __init__(self, args):
         self.args = args
+        self.passed = self.failed = 0      # run()'s counts
         self.src = Path(kbuild("srctree"))
         self.obj = {}
         self.cache = Path(os.environ.get(
@@ -180,14 +190,17 @@ class Checker:
 
     # -- tree handling -------------------------------------------------
     def objdir(self, variant):
+        """VARIANT's prepared build directory (prepared once)."""
         if variant not in self.obj:
             progress(f"preparing the {variant} build tree")
             self.obj[variant] = Path(kbuild("prepare", variant))
         return self.obj[variant]
 
     def touched(self, patch):
+        """The files PATCH changes."""
         files = []
-        for line in Path(patch).read_text(errors="replace").splitlines():
+        for line in Path(patch).read_text(encoding="utf-8",
+                                          errors="replace").splitlines():
             m = re.match(r"^\+\+\+ b/(\S+)", line)
             if m:
                 files.append(m.group(1))
@@ -195,6 +208,8 @@ class Checker:
 
     # -- state checks (run on a tree, compared parent vs child) ---------
     def build(self, variant, extra):
+        """Build the driver's directory for VARIANT with make options EXTRA:
+        (status, output, build directory)."""
         obj = self.objdir(variant)
         for o in (obj / DRV).glob("lan743x*.o"):
             o.unlink()
@@ -202,7 +217,8 @@ class Checker:
                 if variant == "armv7-imx" else ["ARCH=x86_64"])
         cc = "arm-linux-gnueabihf-gcc" if variant == "armv7-imx" else "gcc"
         env = dict(os.environ, KBUILD_MODPOST_WARN="1")
-        if subprocess.run(["which", "ccache"], capture_output=True).returncode == 0:
+        if subprocess.run(["which", "ccache"], capture_output=True,
+                          check=False).returncode == 0:
             env.setdefault("CCACHE_DIR", str(self.cache.parent / "ccache"))
             cc = "ccache " + cc
         rc, out = run(["make", "-s", "-C", str(self.src), f"O={obj}", *arch,
@@ -211,6 +227,7 @@ class Checker:
         return rc, out, obj
 
     def state_build(self, variant):
+        """The W=1 build's diagnostics of VARIANT."""
         # -Wno-error: CONFIG_WERROR would turn a new W=1 warning into a
         # build failure; we want it reported as what it is
         rc, out, obj = self.build(variant, ["W=1", "KCFLAGS=-Wno-error"])
@@ -219,6 +236,7 @@ class Checker:
                 "tail": "" if rc == 0 else "\n".join(out.splitlines()[-25:])}
 
     def state_sparse(self):
+        """sparse's diagnostics (C=2) of the guest build."""
         # the lab's own sparse (lab/common.sh sparse_bin): the kernel turns
         # C=2 off with only a warning when its checker is too old
         rc, out, obj = self.build("guest", ["C=2", f"CHECK={self.sparse}"])
@@ -231,6 +249,7 @@ class Checker:
                 "tail": "" if rc == 0 else "\n".join(out.splitlines()[-25:])}
 
     def state_kerneldoc(self, files):
+        """kernel-doc -none's diagnostics of the C files among FILES."""
         diags = []
         for f in files:
             if not (self.src / f).exists() or not re.search(r"\.[ch]$", f):
@@ -241,10 +260,13 @@ class Checker:
         return {"ok": True, "diags": diags}
 
     def cocci_scripts(self):
+        """The tree's coccinelle scripts."""
         base = self.src / "scripts/coccinelle"
         return sorted(p for p in base.rglob("*.cocci"))
 
     def state_cocci(self, files):
+        """The report-mode coccinelle scripts' diagnostics of the driver's
+        C files among FILES (cached by file content)."""
         diags = []
         cfiles = [f for f in files if re.match(DRV + r"/lan743x_\w+\.c$", f)
                   and (self.src / f).exists()]
@@ -276,6 +298,7 @@ class Checker:
         return {"ok": True, "diags": diags}
 
     def state_pylint(self, files):
+        """ruff's and pylint's diagnostics of the selftests among FILES."""
         diags = []
         rc_file = self.src / ".pylintrc"
         for f in files:
@@ -328,6 +351,7 @@ class Checker:
 
     # -- patch checks ---------------------------------------------------
     def checkpatch(self, patch):
+        """checkpatch.pl --strict on PATCH: (ok, problems)."""
         # The bases are Debian's source tarballs, without upstream's git
         # history: checkpatch cannot look up a Fixes: tag's commit there
         # (UNKNOWN_COMMIT_ID). Its format is still checked (GIT_COMMIT_ID);
@@ -360,7 +384,7 @@ class Checker:
     def maintained(self, patch):
         """Whether every file @patch adds or deletes lies in a directory
         (F: dir/) of the tree's MAINTAINERS."""
-        text = Path(patch).read_text(errors="replace")
+        text = Path(patch).read_text(encoding="utf-8", errors="replace")
         files = re.findall(r"^diff --git a/(\S+) b/\S+\n(?:new|deleted) file mode",
                            text, re.MULTILINE)
         mnt = self.src / "MAINTAINERS"
@@ -371,6 +395,8 @@ class Checker:
         return all(any(f.startswith(d) for d in dirs) for f in files)
 
     def run(self):
+        """Check every patch in turn; prints the results, returns 1 if any
+        check failed."""
         patches = self.args.patches
         checks = self.args.checks
         src = self.src
@@ -388,7 +414,7 @@ class Checker:
                 print(f"check: 0 passed, 1 failed ({len(patches)} patches)")
                 return 1
         prev = {}
-        for i, patch in enumerate([None] + patches):
+        for patch in [None] + patches:
             if patch is not None:
                 name = Path(patch).name
                 rc, out = run(["git", "-C", str(src), "am", "-q", str(patch)])
@@ -418,7 +444,6 @@ class Checker:
                              "is the toolchain installed? (make setup)")
                 continue
             for c in checks:
-                t = time.time()
                 if c == "checkpatch":
                     ok, det = self.checkpatch(patch)
                 elif c in ("kernel-doc", "coccinelle", "py-lint"):
@@ -444,7 +469,7 @@ class Checker:
                         ok = not new
                         det = [f"{f}:{ln}: {m}" for f, ln, m in new]
                 results.append((name, c, ok, det))
-                self.report(results[-1], time.time() - t)
+                self.report(results[-1])
             prev = cur
         git(src, "checkout", "-q", "-f", "base")
         failed = [r for r in results if not r[2]]
@@ -454,7 +479,8 @@ class Checker:
               f"{int(time.time() - T0)}s)", flush=True)
         return 1 if failed else 0
 
-    def report(self, r, secs=None):
+    def report(self, r):
+        """Print one result (patch, check, ok, details)."""
         name, check, ok, det = r
         print(f"{'PASS' if ok else 'FAIL'} {self.args.stack}/{name} {check}",
               flush=True)
@@ -463,6 +489,7 @@ class Checker:
 
 
 def series(pdir):
+    """The patches of directory PDIR, the cover letter left out."""
     return sorted(str(p.resolve()) for p in Path(pdir).glob("*.patch")
                   if not p.name.startswith("0000-"))
 
@@ -492,25 +519,24 @@ def check_stack(args, stack, patches_dir=None):
     cache = Path(os.environ.get("LAN743X_LAB_CACHE",
                                 Path.home() / ".cache" / "lan743x-lab"))
     cache.mkdir(parents=True, exist_ok=True)
-    lock = open(cache / f"src-{base}.lock", "w")
-    import fcntl
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        progress(f"waiting for another build using the {base} source tree")
-        fcntl.flock(lock, fcntl.LOCK_EX)
-    os.environ["LAN743X_SRC_LOCKED"] = "1"
-    try:
-        c = Checker(args)
-        rc = c.run()
-        return c.passed, c.failed, rc
-    finally:
-        os.environ.pop("LAN743X_SRC_LOCKED", None)
-        lock.close()
+    with open(cache / f"src-{base}.lock", "w", encoding="utf-8") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress(f"waiting for another build using the {base} source tree")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        os.environ["LAN743X_SRC_LOCKED"] = "1"
+        try:
+            c = Checker(args)
+            rc = c.run()
+            return c.passed, c.failed, rc
+        finally:
+            os.environ.pop("LAN743X_SRC_LOCKED", None)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """Check the stacks (or a directory of patches) the options name."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--stack", default="",
                     help="comma-separated stacks to check (default: all "
                     "of lab.conf's STACKS, each on its base)")
@@ -540,11 +566,12 @@ def main():
         if tool in need.values() and not any(
                 need.get(c) == tool for c in args.checks):
             continue
-        if subprocess.run(["which", tool], capture_output=True).returncode:
+        if subprocess.run(["which", tool], capture_output=True,
+                          check=False).returncode:
             sys.exit(f"error: '{tool}' not found; run 'make setup' first")
     if "py-lint" in args.checks and subprocess.run(
             [sys.executable, "-c", "import pylint, ruff"],
-            capture_output=True).returncode:
+            capture_output=True, check=False).returncode:
         sys.exit("error: pylint or ruff not found; run 'make setup' first")
     passed = failed = npatches = 0
     rc = 0
