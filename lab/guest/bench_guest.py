@@ -70,18 +70,22 @@ CELLS = {
 
 
 def log(msg):
+    """MSG on stdout, with the time."""
     print(f"[bench-guest {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
 def sh(cmd, check=True, **kw):
+    """CMD's stdout (a string: through the shell); with CHECK, raise if
+    it fails."""
     p = subprocess.run(cmd, shell=isinstance(cmd, str), text=True,
-                       capture_output=True, **kw)
+                       capture_output=True, check=False, **kw)
     if check and p.returncode:
         raise RuntimeError(f"{cmd}: rc={p.returncode}\n{p.stdout}{p.stderr}")
     return p.stdout
 
 
 def find_if(driver):
+    """The first interface whose device DRIVER drives, or None."""
     for d in glob.glob("/sys/class/net/*/device/driver"):
         if os.path.basename(os.readlink(d)) == driver:
             return d.split("/")[4]
@@ -89,6 +93,7 @@ def find_if(driver):
 
 
 def pci_addr(iface):
+    """The PCI address of IFACE's device."""
     return os.path.basename(os.readlink(f"/sys/class/net/{iface}/device"))
 
 
@@ -100,6 +105,8 @@ class Rpc:
         self.n = 0
 
     def snapshot(self, reset=False):
+        """The host's snapshot of the emulator's counters (RESET: zeroed
+        after it), or None."""
         if not self.path:
             return None
         self.n += 1
@@ -135,6 +142,7 @@ class ConsoleRpc:
         self.margin = float(os.environ.get("LAN743X_RPC_MARGIN", "2"))
 
     def snapshot(self, reset=False):
+        """Ask the host on the console; the placeholder it replaces."""
         self.n += 1
         print(f"{self.PREFIX} {self.n} reset={int(reset)}", flush=True)
         time.sleep(self.margin)
@@ -151,15 +159,19 @@ class EchoFile:
         self.f = f
 
     def write(self, text):
+        """Write TEXT, and print each of its lines on the console."""
         self.f.write(text)
         for line in text.splitlines():
             print(self.PREFIX + line, flush=True)
 
     def flush(self):
+        """Flush the file."""
         self.f.flush()
 
 
 class Tracer:
+    """The trace events (and traced functions) of a cell, counted."""
+
     # function tracer lines: "<task>-<pid> [cpu] flags ts: FUNC <-CALLER"
     funcs = ()
     FUNC_LINE = re.compile(r"\[(\d+)\]\s+\S+\s+[\d.]+: (\w+) <-(\S+)\s*$")
@@ -168,6 +180,7 @@ class Tracer:
         """funcs: kernel functions whose calls the function tracer counts
         along with the events (e.g. arch_sync_dma_for_device on ARM)."""
         self.dut, self.pci, self.funcs = dut, pci, tuple(funcs)
+        self.hist = None        # hist_start()
         self.ok = TRACEFS.joinpath("events").exists()
         if not self.ok:
             sh("mount -t tracefs nodev /sys/kernel/tracing", check=False)
@@ -184,6 +197,7 @@ class Tracer:
             log("note: no tracepoint " + ", ".join(missing))
 
     def start(self):
+        """Clear the trace buffer and start tracing."""
         if not self.ok:
             return
         (TRACEFS / "tracing_on").write_text("0")
@@ -208,6 +222,8 @@ class Tracer:
     HIST = "hist:keys=common_stacktrace,order:vals=hitcount:size=8192"
 
     def hist_start(self):
+        """Start the page allocations' stack histogram (if the kernel has
+        hist triggers)."""
         self.hist = HistTrigger("kmem/mm_page_alloc", self.HIST)
         if self.hist.trig.exists():
             err = self.hist.start()
@@ -215,10 +231,12 @@ class Tracer:
                 log(f"note: no stack histogram of page allocations ({err})")
 
     def hist_stop(self):
+        """The driver's page allocations by order, or None."""
         text = self.hist.stop()
         return None if text is None else driver_orders(text)
 
     def stop(self):
+        """Stop tracing: the counts of the trace (parse())."""
         if not self.ok:
             return {}
         (TRACEFS / "tracing_on").write_text("0")
@@ -227,7 +245,8 @@ class Tracer:
             (TRACEFS / "events" / e / "enable").write_text("0")
         overrun = 0
         for st in glob.glob(str(TRACEFS / "per_cpu/cpu*/stats")):
-            m = re.search(r"overrun: (\d+)", Path(st).read_text())
+            m = re.search(r"overrun: (\d+)",
+                          Path(st).read_text(encoding="utf-8"))
             overrun += int(m.group(1)) if m else 0
         out = self.parse((TRACEFS / "trace").read_text(errors="replace"),
                          overrun)
@@ -236,6 +255,7 @@ class Tracer:
         return out
 
     def parse(self, text, overrun):
+        """Count the trace TEXT's events (and functions) of the DUT."""
         r = collections.Counter()
         hist = collections.Counter()
         per_poll = []  # frames delivered per poll, per CPU
@@ -302,9 +322,11 @@ class Tracer:
 
 
 def irq_counts(dut, pci):
+    """The DUT's interrupts: (total, per IRQ line)."""
     total = 0
     per = {}
-    for line in Path("/proc/interrupts").read_text().splitlines()[1:]:
+    for line in Path("/proc/interrupts").read_text(
+            encoding="utf-8").splitlines()[1:]:
         if dut not in line and pci not in line and "lan743x" not in line:
             continue
         parts = line.split()
@@ -316,17 +338,22 @@ def irq_counts(dut, pci):
 
 
 def sysstat(dev, name):
-    return int(Path(f"/sys/class/net/{dev}/statistics/{name}").read_text())
+    """DEV's interface statistic NAME."""
+    return int(Path(f"/sys/class/net/{dev}/statistics/{name}").read_text(
+        encoding="utf-8"))
 
 
 def cpu_ticks():
-    f = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    """(busy, total) CPU ticks of the guest since boot."""
+    f = Path("/proc/stat").read_text(
+        encoding="utf-8").splitlines()[0].split()[1:]
     v = [int(x) for x in f]
     idle = v[3] + v[4]
     return sum(v) - idle, sum(v)
 
 
 def ethtool_stats(dut):
+    """ethtool -S counters of DUT as a dict."""
     out = sh(["ethtool", "-S", dut], check=False)
     st = {}
     for line in out.splitlines()[1:]:
@@ -346,12 +373,14 @@ class Net:
         self.dut, self.peer_if, self.remote = dut, peer_if, remote
 
     def peer(self, cmd):
+        """CMD run on the peer (its netns, or ssh)."""
         if self.remote:
             return ["ssh", "-o", "BatchMode=yes", self.remote,
                     " ".join(shlex.quote(c) for c in cmd)]
         return ["ip", "netns", "exec", "peer"] + cmd
 
     def setup(self):
+        """Move the peer's interface into its netns and address it."""
         if not self.remote:
             sh("ip netns del peer", check=False)
             sh("ip netns add peer")
@@ -362,12 +391,14 @@ class Net:
             sh(["ip", "-n", "peer", "link", "set", "lo", "up"])
 
     def set_mtu(self, mtu):
+        """Set the MTU of both ends (the DUT only with a remote peer)."""
         sh(["ip", "link", "set", self.dut, "mtu", str(mtu)])
         if self.remote:
             return
         sh(["ip", "-n", "peer", "link", "set", self.peer_if, "mtu", str(mtu)])
 
     def dut_up(self):
+        """Address the DUT, bring it up; whether the peer answers."""
         sh(["ip", "addr", "flush", "dev", self.dut], check=False)
         sh(["ip", "addr", "add", DUT_IP + "/24", "dev", self.dut])
         sh(["ip", "link", "set", self.dut, "up"])
@@ -377,7 +408,7 @@ class Net:
             time.sleep(0.1)
         for _ in range(30):
             if subprocess.run(["ping", "-c1", "-W1", PEER_IP],
-                              capture_output=True).returncode == 0:
+                              capture_output=True, check=False).returncode == 0:
                 return True
         return False
 
@@ -461,7 +492,7 @@ def free_kib():
     """Free memory in KiB from /proc/vmstat (free pages), after a settle."""
     sh(["sync"], check=False)
     time.sleep(0.5)
-    for line in Path("/proc/vmstat").read_text().splitlines():
+    for line in Path("/proc/vmstat").read_text(encoding="utf-8").splitlines():
         k, v = line.split()
         if k == "nr_free_pages":
             return int(v) * os.sysconf("SC_PAGE_SIZE") // 1024
@@ -469,6 +500,7 @@ def free_kib():
 
 
 def load_module(path):
+    """insmod PATH (after rmmod): the lan743x interface's name."""
     sh(["rmmod", "lan743x"], check=False)
     sh(["insmod", path])
     for _ in range(50):
@@ -502,7 +534,7 @@ def profile_cell(net, name, secs, out):
     client = (net.peer(["iperf3", "-c", DUT_IP, "-t", str(secs)] + args)
               if direction == "rx" else
               ["iperf3", "-c", PEER_IP, "-t", str(secs)] + args)
-    subprocess.run(client, capture_output=True, timeout=secs + 60)
+    subprocess.run(client, capture_output=True, timeout=secs + 60, check=False)
     perf.send_signal(2)
     perf.wait(timeout=60)
     if srv.poll() is None:
@@ -515,6 +547,7 @@ def profile_cell(net, name, secs, out):
 
 
 def run_cell(net, name, secs, tracer, rpc, dut, pci):
+    """Measure cell NAME for SECS s: its record."""
     mtu, direction, args = CELLS[name]
     net.set_mtu(mtu)
     srv = subprocess.Popen(
@@ -526,7 +559,7 @@ def run_cell(net, name, secs, tracer, rpc, dut, pci):
     client = (net.peer(["iperf3", "-c", DUT_IP, "-J"] + dur + args)
               if direction == "rx" else
               ["iperf3", "-c", PEER_IP, "-J"] + dur + args)
-    emu0 = rpc.snapshot(reset=True)
+    rpc.snapshot(reset=True)
     irq0, _ = irq_counts(dut, pci)
     st0 = ethtool_stats(dut)
     c0 = {"rx": sysstat(dut, "rx_packets"), "tx": sysstat(dut, "tx_packets"),
@@ -534,13 +567,14 @@ def run_cell(net, name, secs, tracer, rpc, dut, pci):
     busy0, tot0 = cpu_ticks()
     tracer.start()
     p = subprocess.run(client, text=True, capture_output=True,
-                       timeout=secs + 60)
+                       timeout=secs + 60, check=False)
     trace = tracer.stop()
     busy1, tot1 = cpu_ticks()
     irq1, _ = irq_counts(dut, pci)
     st1 = ethtool_stats(dut)
     emu1 = rpc.snapshot()
-    srv.wait(timeout=10) if srv.poll() is None else None
+    if srv.poll() is None:
+        srv.wait(timeout=10)
     if srv.poll() is None:
         srv.kill()
     rec = {"cell": name, "mtu": mtu, "dir": direction}
@@ -566,14 +600,14 @@ def run_cell(net, name, secs, tracer, rpc, dut, pci):
     rec["cpu_busy_ticks"] = busy1 - busy0
     rec["cpu_total_ticks"] = tot1 - tot0
     rec["trace"] = trace
-    rec["ethtool_delta"] = {k: st1[k] - st0.get(k, 0) for k in st1
-                            if st1[k] != st0.get(k, 0)}
+    rec["ethtool_delta"] = {k: v - st0.get(k, 0) for k, v in st1.items()
+                            if v != st0.get(k, 0)}
     if emu1:
         rec["emulator"] = emu1
     return rec
 
 
-def mem_up(f, net, dut, rep, name, tag):
+def mem_up(f, net, rep, name, tag):
     """Record the memory the driver takes at `ip link set up` (MTU 1500):
     RX/TX rings and RX buffers of every channel."""
     free0 = free_kib()
@@ -609,7 +643,8 @@ def pool_pages(dut):
         raise RuntimeError(f"LAN743X_YNL={ynl}: no ynl cli.py or netdev spec")
     out = sh(["python3", cli[0], "--no-schema", "--spec", str(spec),
               "--dump", "page-pool-get", "--output-json"])
-    ifindex = int(Path(f"/sys/class/net/{dut}/ifindex").read_text())
+    ifindex = int(Path(f"/sys/class/net/{dut}/ifindex").read_text(
+        encoding="utf-8"))
     return {p["id"]: p.get("inflight", 0) for p in json.loads(out)
             if p.get("ifindex") == ifindex}
 
@@ -619,7 +654,8 @@ def link_down(dut):
     (RTM_NEWLINK, IFF_UP cleared), so that what the kernel frees meanwhile
     is freed in this process's context and no other process's exit is in
     the count."""
-    ifindex = int(Path(f"/sys/class/net/{dut}/ifindex").read_text())
+    ifindex = int(Path(f"/sys/class/net/{dut}/ifindex").read_text(
+        encoding="utf-8"))
     ifi = struct.pack("=BBHiII", socket.AF_UNSPEC, 0, 0, ifindex, 0, 1)
     hdr = struct.pack("=IHHII", 16 + len(ifi), 16, 1 | 4, 1, 0)
     with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0) as nl:
@@ -662,7 +698,8 @@ def pinned_after(rec, net, dut):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """Measure the cells of each module, REPS times; write the records."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--module", action="append", required=True,
                     help="NAME=PATH of a lan743x.ko; two for A/B")
     ap.add_argument("--reps", type=int, default=5)
@@ -705,7 +742,8 @@ def main():
     done = set()
     if (out / "records.jsonl").exists():
         kept = []
-        for line in (out / "records.jsonl").read_text().splitlines():
+        for line in (out / "records.jsonl").read_text(
+                encoding="utf-8").splitlines():
             try:
                 r = json.loads(line)
             except ValueError:
@@ -714,7 +752,8 @@ def main():
             kept.append(line)
             if r.get("tag") == args.tag:
                 done.add((r.get("rep"), r.get("module"), r.get("cell")))
-        (out / "records.jsonl").write_text("".join(x + "\n" for x in kept))
+        (out / "records.jsonl").write_text("".join(x + "\n" for x in kept),
+                                           encoding="utf-8")
     if done:
         log(f"resuming: {len(done)} records of tag {args.tag!r} kept")
     crash_at = os.environ.get("LAN743X_BENCH_CRASH_AT", "")
@@ -723,20 +762,19 @@ def main():
     ncells = args.reps * len(mods) * len(cells)
     k = len([d for d in done if d[2] != "mem-up"])
     t0 = time.time()
-    with open(out / "records.jsonl", "a") as rf:
+    with open(out / "records.jsonl", "a", encoding="utf-8") as rf:
         f = EchoFile(rf) if args.echo_records else rf
         for rep in range(1, args.reps + 1):
             for name, path in mods:
                 todo = [c for c in cells if (rep, name, c) not in done]
                 if not todo and (rep, name, "mem-up") in done:
                     continue
-                marker = out / ("crashed-%s-%d" % (args.tag.replace("=", "-"),
-                                                   rep))
+                marker = out / f"crashed-{args.tag.replace('=', '-')}-{rep}"
                 if crash_at == str(rep) and not marker.exists():
                     # lab test of the resume: crash the guest kernel once
-                    marker.write_text("injected\n")
+                    marker.write_text("injected\n", encoding="utf-8")
                     log(f"LAN743X_BENCH_CRASH_AT={rep}: crashing the guest")
-                    Path("/proc/sysrq-trigger").write_text("c")
+                    Path("/proc/sysrq-trigger").write_text("c", encoding="utf-8")
                 dut = load_module(path)
                 cb = re.search(r"\+cb([0-9]+)$", name)
                 if cb:
@@ -753,7 +791,7 @@ def main():
                 if (rep, name, "mem-up") in done:
                     net.dut_up()
                 else:
-                    mem_up(f, net, dut, rep, name, args.tag)
+                    mem_up(f, net, rep, name, args.tag)
                 tracer = Tracer(dut, pci, [x for x in args.ftrace.split(",")
                                            if x])
                 for cell in todo:
