@@ -44,6 +44,7 @@ MODES = {
 
 
 def parse_mode(spec):
+    """(name, environment) of a mode: one of MODES or NAME:VAR=VAL;..."""
     if ":" not in spec:
         if spec not in MODES:
             sys.exit(f"crashrate: unknown mode {spec!r} (mttcg, single, NAME:VAR=VAL;...)")
@@ -57,7 +58,9 @@ def parse_mode(spec):
 
 
 def lab_path(cmd):
-    p = subprocess.run(cmd, cwd=ROOT, text=True, stdout=subprocess.PIPE)
+    """The last line the lab command CMD prints (a path); exits if none."""
+    p = subprocess.run(cmd, cwd=ROOT, text=True, stdout=subprocess.PIPE,
+                       check=False)
     if p.returncode != 0 or not p.stdout.strip():
         sys.exit(f"crashrate: {' '.join(cmd)} failed")
     return p.stdout.strip().splitlines()[-1]
@@ -78,7 +81,10 @@ def oops_summary(stderr):
     """The first oops line and the RIP of a crash, from vm.sh's report."""
     lines = [l[len("vm.sh: | "):] for l in stderr.splitlines()
              if l.startswith("vm.sh: | ")]
-    strip = lambda l: re.sub(r"^\[ *[0-9.]+\] ", "", l).strip()
+
+    def strip(line):
+        return re.sub(r"^\[ *[0-9.]+\] ", "", line).strip()
+
     first = next((strip(l) for l in lines
                   if re.search(r"Oops|BUG: |general protection|Kernel panic", l)), "")
     rip = next((strip(l) for l in lines if re.search(r"\bRIP: ", l)), "")
@@ -86,6 +92,7 @@ def oops_summary(stderr):
 
 
 def one_boot(mode, env_extra, i, args, out):
+    """Boot I of MODE (its environment ENV_EXTRA): its record."""
     cons = out / "console" / f"{mode}-{i:03d}.log"
     cons.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, KERNEL=args.kernel_image, QEMU=args.qemu,
@@ -99,8 +106,8 @@ def one_boot(mode, env_extra, i, args, out):
     t0 = time.monotonic()
     p = subprocess.run(["bash", str(LAB / "vm" / "vm.sh"), "--",
                         "bash", "lab/guest/tracetoggle.sh"],
-                       cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
+                       cwd=ROOT, env=env, text=True, capture_output=True,
+                       check=False)
     wall = time.monotonic() - t0
     rc = p.returncode
     outcome = {0: "ok", 86: "crash", 124: "timeout"}.get(rc, "fail")
@@ -119,7 +126,9 @@ def one_boot(mode, env_extra, i, args, out):
 
 
 def table(recs, modes):
-    rows = ["| mode | environment | boots | crashes | crash rate [95% CI] | other failures | median wall s/boot [min, max] |",
+    """The markdown table of the records RECS of MODES, and the crashes."""
+    rows = [("| mode | environment | boots | crashes | crash rate [95% CI] | "
+             "other failures | median wall s/boot [min, max] |"),
             "|---|---|---|---|---|---|---|"]
     for name, env in modes:
         rs = [r for r in recs if r["mode"] == name]
@@ -142,6 +151,7 @@ def table(recs, modes):
 
 
 def main():
+    """Boot each mode BOOTS times (or print the table of earlier boots)."""
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--boots", type=int, default=50, help="boots per mode")
@@ -170,7 +180,8 @@ def main():
     recs = [json.loads(l) for l in raw.read_text().splitlines()] if raw.exists() else []
 
     if not args.table_only:
-        kdir = args.kernel or lab_path(["bash", str(LAB / "kernel" / "kbuild.sh"), "kernel", "bench"])
+        kdir = args.kernel or lab_path(
+            ["bash", str(LAB / "kernel" / "kbuild.sh"), "kernel", "bench"])
         args.kernel_image = str(Path(kdir) / "arch/x86/boot/bzImage")
         args.moddir = str(Path(kdir) / "mods") if (Path(kdir) / "mods").is_dir() else ""
         args.qemu = args.qemu or lab_path(["bash", str(ROOT / "emulator/build.sh")])

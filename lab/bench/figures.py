@@ -16,6 +16,7 @@ from pathlib import Path
 
 
 def fmt(x):
+    """X with 3 significant digits (none after the point from 100 up)."""
     if x is None:
         return "n/a"
     if abs(x) >= 100:
@@ -24,12 +25,14 @@ def fmt(x):
 
 
 def cell(v):
+    """median [min, max] of the summary V."""
     if not v:
         return "n/a"
     return f"{fmt(v['median'])} [{fmt(v['min'])}, {fmt(v['max'])}]"
 
 
 def main():
+    """Print the lines of the command line's cells and metrics."""
     if len(sys.argv) not in (6, 7):
         sys.exit(__doc__.strip().splitlines()[2])
     d, a, b, cells, metrics = sys.argv[1:6]

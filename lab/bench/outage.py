@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import LAB, ROOT, build_modules, out_of, progress  # noqa: E402
-from report import fmt, reduce  # noqa: E402
+from bench import LAB, ROOT, build_modules, out_of, progress
+from report import fmt, reduce
 
 #: emulator counters read over QMP after each repetition: frames that
 #: waited in a channel's FIFO while its DMA was stopped, frames dropped
@@ -36,6 +36,7 @@ NOTE = ("(*) kprobes: first lan743x_rx_dma_stop() to the last "
 
 
 def table(res, names):
+    """The markdown table of the results RES of the modules NAMES."""
     lines = ["| per MTU change | " + " | ".join(names) + " |",
              "|---|" + "---|" * len(names)]
     for key, label in ROWS:
@@ -75,18 +76,21 @@ def table(res, names):
 
 def model_counters(sock):
     """MODEL counters of the emulated device, or None if QMP fails."""
+    # optional figures: no QMP client (qemu.qmp), no socket or any QMP
+    # failure leaves them out, the outage run goes on
     try:
-        from qmp import Dut
+        from qmp import Dut  # pylint: disable=import-outside-toplevel
         with Dut(sock) as dut:
             c = dut.counters()
         return {k: c[k] for k in MODEL}
-    except Exception as e:  # noqa: BLE001 - the figures are optional
+    except Exception as e:  # noqa: BLE001  # pylint: disable=broad-exception-caught
         progress(f"no emulator counters over QMP: {e}")
         return None
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """Run the outage benchmark of the modules, print and write its table."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--modules", default="upstream,series")
     ap.add_argument("--changes", type=int, default=20,
                     help="MTU changes per repetition")
@@ -127,10 +131,9 @@ def main():
             # the counters' growth since the previous repetition (the
             # first: since the VM started) is this repetition's
             now = model_counters(sock)
-            if now is not None and last is not None:
-                r["model"] = {k: now[k] - last[k] for k in MODEL}
-            elif now is not None:
-                r["model"] = dict(now)
+            if now is not None:
+                prev = last or {}
+                r["model"] = {k: now[k] - prev.get(k, 0) for k in MODEL}
             last = now
             res["outage"].setdefault(f[1], []).append(r)
         elif len(f) == 3 and f[0] == "ORDER":
