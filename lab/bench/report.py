@@ -17,6 +17,7 @@ USER_HZ_US = 10000  # one /proc/stat tick in microseconds (USER_HZ = 100)
 
 
 def per_pkt(rec, value):
+    """VALUE per packet of the record REC, None without packets."""
     pk = rec.get("packets") or 0
     return value / pk if pk else None
 
@@ -137,6 +138,7 @@ def metrics(rec, callers=()):
 
 
 def reduce(values):
+    """median, min, max and count of VALUES (None left out), or None."""
     v = [x for x in values if x is not None]
     if not v:
         return None
@@ -145,6 +147,8 @@ def reduce(values):
 
 
 def fmt(x):
+    """X for the table: 3 significant digits, 2 decimals from 1 up, none
+    from 100 up."""
     if x is None:
         return "n/a"
     if abs(x) >= 100:
@@ -155,6 +159,7 @@ def fmt(x):
 
 
 def main():
+    """Write summary.json, table.md and ratios.png of RESULTS_DIR."""
     if len(sys.argv) != 2:
         sys.exit("usage: report.py RESULTS_DIR")
     d = Path(sys.argv[1])
@@ -187,15 +192,16 @@ def main():
     mods = sorted(order, key=lambda m: (m != "upstream", order.index(m)))
     a, others = mods[0], mods[1:]
     lines = ["# lan743x bench (emulated LAN7430 under TCG)", "",
-             f"Modules: {', '.join(mods)} ({a} = base driver); each cell: "
-             f"median [min, max] over "
-             f"{max(len(v) for v in groups.values())} repetitions, modules "
-             "loaded in turn in the same VM; X/A = ratio of medians. "
-             "Throughput and CPU are emulated figures; per-packet counters "
-             "are the primary ones.", ""]
+             (f"Modules: {', '.join(mods)} ({a} = base driver); each cell: "
+              f"median [min, max] over "
+              f"{max(len(v) for v in groups.values())} repetitions, modules "
+              "loaded in turn in the same VM; X/A = ratio of medians. "
+              "Throughput and CPU are emulated figures; per-packet counters "
+              "are the primary ones."), ""]
     if not any(r.get("emulator") for r in recs):
-        lines += ["No emulator counters in these records (real hardware, "
-                  "or the counter RPC failed): doorbell columns are n/a.", ""]
+        lines += [("No emulator counters in these records (real hardware, "
+                   "or the counter RPC failed): doorbell columns are n/a."),
+                  ""]
     noisy = []
     ratios = []
 
@@ -238,10 +244,12 @@ def main():
     b = others[-1]
     (d / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    # the plot is optional (no matplotlib: the table only); pyplot is
+    # imported once the backend is chosen
     try:
-        import matplotlib
+        import matplotlib  # pylint: disable=import-outside-toplevel
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
         keep = [(n, r) for n, r in ratios if any(
             s in n for s in ("Mbit/s", "IRQs/pkt", "tail writes",
                              "polls/pkt", "CPU us/pkt", "bytes/pkt"))]
