@@ -55,7 +55,7 @@ ROOT = LAB.parent
 T0 = time.time()
 # after the lab's own directories: lab/guest/outage.py is not lab/bench/outage.py
 sys.path.append(str(LAB / "guest"))
-from bench_guest import ConsoleRpc, EchoFile  # noqa: E402
+from bench_guest import ConsoleRpc, EchoFile
 
 ARCHES = ("x86_64", "armv7")
 #: the first run's cells (both arches) and the whole matrix per arch
@@ -76,11 +76,14 @@ GUEST_OUT = "/tmp/arm-bench"
 
 
 def progress(msg):
+    """MSG on stderr, after the seconds since the start."""
     print(f"[{int(time.time() - T0):4d}s] {msg}", file=sys.stderr, flush=True)
 
 
 def out_of(cmd, **kw):
-    p = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, **kw)
+    """The last line CMD prints (a path); exits if it fails."""
+    p = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, check=False,
+                       **kw)
     if p.returncode:
         sys.exit(f"error: {' '.join(map(str, cmd))} failed (rc {p.returncode})")
     return p.stdout.strip().splitlines()[-1]
@@ -89,7 +92,9 @@ def out_of(cmd, **kw):
 def emulator_counters(sock, reset=False):
     """The emulator's counters (dict) over the QMP socket SOCK; with reset,
     zero them after reading."""
-    from qemu.qmp.legacy import QEMUMonitorProtocol
+    # imported when asked for: the tests and lab/bench/outage.py import
+    # this module without talking QMP
+    from qemu.qmp.legacy import QEMUMonitorProtocol  # pylint: disable=import-outside-toplevel
     m = QEMUMonitorProtocol(sock)
     m.connect()
     try:
@@ -117,9 +122,11 @@ class CounterServer(threading.Thread):
         self.errors = 0
 
     def qmp(self, reset):
+        """The emulator's counters (zeroed after reading with RESET)."""
         return emulator_counters(self.sock, reset)
 
     def run(self):
+        """Answer each new request until stop is set."""
         seen = set()
         while not self.stop:
             for req in sorted(self.rpc_dir.glob("req-*.json")):
@@ -130,7 +137,8 @@ class CounterServer(threading.Thread):
                 try:
                     ask = json.loads(req.read_text())
                     data = self.qmp(bool(ask.get("reset")))
-                except Exception as e:  # report, never kill the bench
+                except Exception as e:  # noqa: BLE001  # pylint: disable=broad-exception-caught
+                    # any failure is reported to the guest, never kills the bench
                     self.errors += 1
                     data = {"error": f"{type(e).__name__}: {e}"}
                 tmp = self.rpc_dir / f".resp-{n}.tmp"
@@ -186,7 +194,7 @@ def bench_args(doc, argv=None):
                     default=os.environ.get("BENCH_FULL", "") not in ("", "0"),
                     help="the whole matrix (make bench FULL=1)")
     ap.add_argument("--reps", type=int,
-                    default=int(os.environ.get("BENCH_REPS", 5)))
+                    default=int(os.environ.get("BENCH_REPS", "5")))
     ap.add_argument("--secs", type=int, default=os.environ.get("BENCH_SECS"))
     ap.add_argument("--cells", default=os.environ.get("BENCH_CELLS"),
                     help="comma list of lab/guest/bench_guest.py CELLS "
@@ -270,6 +278,7 @@ class Boot:
         self.margin = float(os.environ.get("LAN743X_RPC_MARGIN", "2"))
 
     def line(self, line):
+        """Handle one console line: log it, answer an RPC, keep a record."""
         self.log.write(line)
         p = parse_console_line(line)
         if p is None:
@@ -281,7 +290,8 @@ class Boot:
             t0 = time.time()
             try:
                 self.snaps[n] = emulator_counters(self.sock, reset)
-            except Exception as e:  # report, never kill the bench
+            except Exception as e:  # noqa: BLE001  # pylint: disable=broad-exception-caught
+                # any failure goes into the record, never kills the bench
                 self.snaps[n] = {"error": f"{type(e).__name__}: {e}"}
             dt = time.time() - t0
             if dt > self.margin / 2:
@@ -291,7 +301,7 @@ class Boot:
                          f"(the guest waits {self.margin} s)")
         elif p[0] == "rec":
             rec = merge_console_rpc(p[1], self.snaps)
-            with open(self.out / "records.jsonl", "a") as f:
+            with open(self.out / "records.jsonl", "a", encoding="utf-8") as f:
                 f.write(json.dumps(rec) + "\n")
             self.records += 1
         else:
@@ -346,7 +356,7 @@ def run_x86_64(args, out, obj, mods, qemu):
                      + (f"; boot {boot} after a guest crash" if boot > 1
                         else ""))
             rc = subprocess.run(["bash", str(LAB / "vm" / "vm.sh"), "--"]
-                                + guest, env=env).returncode
+                                + guest, env=env, check=False).returncode
             if rc != 86:
                 break
             progress(f"the guest crashed (swiotlb={sw}): its console lines "
@@ -383,10 +393,10 @@ def run_armv7(args, out, obj, mods, qemu, rootfs, meta):
         tmp = None
         if (out / "records.jsonl").exists():
             # resume: the guest keeps what was recorded and skips it
-            tmp = tempfile.NamedTemporaryFile("w", suffix=".jsonl",
-                                              delete=False)
-            tmp.write((out / "records.jsonl").read_text())
-            tmp.close()
+            with tempfile.NamedTemporaryFile("w", suffix=".jsonl",
+                                             delete=False,
+                                             encoding="utf-8") as tmp:
+                tmp.write((out / "records.jsonl").read_text(encoding="utf-8"))
             cmd += ["--file", f"{tmp.name}={GUEST_OUT}/records.jsonl"]
         env["VM_CONSOLE_LOG"] = str(out / f"console-{boot}.log")
         if boot > 1:
@@ -396,7 +406,7 @@ def run_armv7(args, out, obj, mods, qemu, rootfs, meta):
         progress(f"booting the ARMv7 guest (boot {boot}): "
                  f"{', '.join(mods)}, {args.reps} reps, {args.cells}")
         t0 = time.time()
-        with open(out / f"guest-{boot}.log", "w") as log:
+        with open(out / f"guest-{boot}.log", "w", encoding="utf-8") as log:
             b = Boot(out, sock, log)
             p = subprocess.Popen(cmd + ["--"] + guest, env=env, text=True,
                                  stdout=subprocess.PIPE,
@@ -425,6 +435,7 @@ def run_armv7(args, out, obj, mods, qemu, rootfs, meta):
 
 
 def main():
+    """Build, boot and measure the modules on ARCH; write the report."""
     args = bench_args(__doc__)
     arch = args.arch
     # the kernel's make reads ARCH from the environment: the lab's builds
@@ -471,7 +482,7 @@ def main():
 
     progress("report")
     rrc = subprocess.run([sys.executable, str(LAB / "bench" / "report.py"),
-                          str(out)]).returncode
+                          str(out)], check=False).returncode
     if rc:
         sys.exit(f"error: the guest bench failed (vm.sh exit {rc}"
                  + (", the guest crashed on every boot" if rc == 86 else "")
