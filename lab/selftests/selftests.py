@@ -121,17 +121,20 @@ KSFT_PROG = re.compile(r"^(not )?ok \d+ selftests: (\S+): (\S+?)(?:\.py)?"
 
 
 def progress(msg):
+    """MSG on stderr, after the seconds since the start."""
     print(f"[{int(time.time() - T0):4d}s] {msg}", file=sys.stderr, flush=True)
 
 
 def die(msg, code=2):
+    """Exit with CODE, saying MSG."""
     print(f"selftests.py: error: {msg}", file=sys.stderr)
     sys.exit(code)
 
 
 def last_line(cmd, what, code=2, env=None):
+    """The last line CMD prints (a path); dies naming WHAT if it fails."""
     p = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, cwd=ROOT,
-                       env=env)
+                       env=env, check=False)
     out = p.stdout.strip().splitlines()
     if p.returncode or not out:
         die(f"{what}: {' '.join(map(str, cmd))} failed (rc {p.returncode})",
@@ -159,7 +162,7 @@ def prepare_tests(dest, tree=None):
         # the whole chain of the stack (STACK, lab.conf): parents first
         chain = subprocess.run(
             ["bash", "-c", f'. "{LAB}/common.sh" && full_series'],
-            text=True, capture_output=True)
+            text=True, capture_output=True, check=False)
         if chain.returncode:
             die(f"listing the stack's patches failed: {chain.stderr.strip()}")
         patches = [Path(p) for p in chain.stdout.split()]
@@ -171,7 +174,7 @@ def prepare_tests(dest, tree=None):
             r = subprocess.run(["git", "apply", "-p1"] + inc + [str(p)],
                                cwd=dest, text=True, capture_output=True,
                                env=dict(os.environ, GIT_CEILING_DIRECTORIES=
-                                        str(dest.parent)))
+                                        str(dest.parent)), check=False)
             if r.returncode:
                 die(f"{p.name} does not apply to the extracted selftests: "
                     f"{r.stderr.strip()}")
@@ -197,7 +200,7 @@ def kernel_headers():
     hdr.mkdir(parents=True)
     p = subprocess.run(["make", "-s", "-C", src, f"O={hdr / 'obj'}",
                         "headers_install", f"INSTALL_HDR_PATH={hdr / 'usr'}"],
-                       text=True, capture_output=True)
+                       text=True, capture_output=True, check=False)
     if p.returncode or not (hdr / "usr/include/linux/netdev.h").exists():
         shutil.rmtree(hdr, ignore_errors=True)
         die(f"make headers_install in {src} failed (rc {p.returncode}): "
@@ -219,13 +222,14 @@ def build_tree(ksft):
     wildcard of a Makefile installs a stale file.
     """
     top = ksft.parents[2]
-    base = subprocess.run(["bash", "-c", f'. "{LAB}/common.sh" && '
-                           'echo "$LAB_BASE"'], text=True,
-                          capture_output=True).stdout.strip() or "base"
+    base = subprocess.run(["bash", "-c",
+                           f'. "{LAB}/common.sh" && echo "$LAB_BASE"'],
+                          text=True, capture_output=True,
+                          check=False).stdout.strip() or "base"
     bt = CACHE / "ksft-build" / base
     bt.mkdir(parents=True, exist_ok=True)
     p = subprocess.run(["rsync", "-rlt", "--checksum", f"{top}/", f"{bt}/"],
-                       text=True, capture_output=True)
+                       text=True, capture_output=True, check=False)
     if p.returncode:
         die(f"rsync of the selftests to {bt} failed: {p.stderr[-1000:]}")
     for sub in TREE_PATHS:
@@ -255,7 +259,7 @@ def install_tests(ksft, dest):
     net/lib (INSTALL_DEP_TARGETS). Built in build_tree(), installed to
     dest."""
     (CACHE / "ksft-build").mkdir(parents=True, exist_ok=True)
-    with open(CACHE / "ksft-build" / ".lock", "w") as lock:
+    with open(CACHE / "ksft-build" / ".lock", "w", encoding="utf-8") as lock:
         # two stacks on one base share the build tree: one at a time
         fcntl.flock(lock, fcntl.LOCK_EX)
         bt = build_tree(ksft)
@@ -263,7 +267,7 @@ def install_tests(ksft, dest):
         p = subprocess.run(["make", "-s", "-C", str(bt),
                             "TARGETS=" + " ".join(TARGETS), "install",
                             f"INSTALL_PATH={dest}"], text=True,
-                           capture_output=True)
+                           capture_output=True, check=False)
     (dest.parent / "make-install.log").write_text(p.stdout + p.stderr)
     progress(f"make install: rc {p.returncode}, {time.time() - t:.0f} s")
     missing = [d for d in TARGETS + ["net/lib/py"]
@@ -300,7 +304,7 @@ def _ksft_lines(text, prefix, r):
         if re.match(r"^1\.\.0\s*#\s*SKIP", inner):
             continue    # the program's own line says skip
         m = KTAP.match(inner)
-        if not m or inner.startswith(" ") or inner.startswith("#"):
+        if not m or inner.startswith((" ", "#")):
             continue
         directive = (m.group(3) or "").upper()
         result = ("skip" if directive == "SKIP" else
@@ -327,7 +331,7 @@ def parse_ktap(outdir, modules):
                 before = len(r)
                 _ksft_lines(text, "" if mode == "netns" else f"{mode}.", r)
                 if len(r) == before and not re.search(r"^(not )?ok 1 lab\.",
-                                                      text, re.M):
+                                                      text, re.MULTILINE):
                     r[f.stem] = "fail"
                 else:
                     for line in text.splitlines():
@@ -408,6 +412,7 @@ def expected_for_modes(expected, modules, ksft, modes, ssh_mods):
 
 
 def compare(results, expected, modules):
+    """The mismatches of RESULTS against EXPECTED, one line each."""
     bad = []
     for mod in modules:
         got = results.get(mod, {})
@@ -478,6 +483,7 @@ EM_ARM = 40     # ELF e_machine of 32-bit ARM
 
 
 def build(what, cmd, env=None):
+    """Run the lab's build CMD of WHAT, timed: the path it prints."""
     t = time.time()
     out = last_line(cmd, what, env=env)
     progress(f"{what}: {time.time() - t:.0f} s: {out}")
@@ -601,7 +607,9 @@ def main_armv7(args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """Run the kselftests of both modules in the guest of ARCH; compare
+    with the expected results."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--arch", default="x86_64", choices=("x86_64", "armv7"),
                     help="the guest (make selftests ARCH=...)")
     ap.add_argument("--modules", help="which modules, of upstream and "
@@ -665,9 +673,10 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     progress(f"results in {out}")
     ksft = prepare_tests(out / "tests", args.tree)
-    base = subprocess.run(["bash", "-c", f'. "{LAB}/common.sh" && '
-                           'echo "$LAB_BASE"'], text=True,
-                          capture_output=True).stdout.strip()
+    base = subprocess.run(["bash", "-c",
+                           f'. "{LAB}/common.sh" && echo "$LAB_BASE"'],
+                          text=True, capture_output=True,
+                          check=False).stdout.strip()
     runner, modes, ssh_mods = RUNNER.get(base, ("direct", "netns", ""))
     runner = os.environ.get("LAN743X_RUNNER", runner)
     install = None
