@@ -117,8 +117,10 @@ def metrics(rec, callers=()):
         m["emu RX frames"] = emu.get("rx_frames")
         # frames that found no free RX descriptor and waited in the
         # device's FIFO (a FIFO that fills drops, or sends pause)
-        m["emu RX frames finding no descriptor/pkt"] = per_pkt(
-            rec, emu.get("rx_no_desc_stalls"))
+        # (absent from the records of models older than that counter)
+        stalls = emu.get("rx_no_desc_stalls")
+        m["emu RX frames finding no descriptor/pkt"] = \
+            None if stalls is None else per_pkt(rec, stalls)
         # frames dropped because the ring's buffers could never hold them
         m["emu RX drops, frame larger than the ring"] = \
             emu.get("rx_drop_no_desc")
