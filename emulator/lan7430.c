@@ -895,7 +895,7 @@ static void l7_variant_class_init(ObjectClass *klass, void *data)
 }
 
 /*
- * Sources (docs/emulator-variants.md): PCI IDs from the driver's
+ * Sources (docs/emulator.md): PCI IDs from the driver's
  * lan743x_pci_tbl / PCI_DEVICE_ID_SMSC_*, ID_REV IDs from lan743x_main.h
  * ID_REV_ID_*; the chip revisions and the LAN7431's PHY are estimates.
  */

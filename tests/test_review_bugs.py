@@ -45,7 +45,7 @@ The checks share the boot and run in file order:
   model writes none of the 64, the kernel receives none.
 
 Not shown here (no lab observation can tell them apart; see
-docs/v1-v2-tests.md): v1's ring read after napi_complete_done() (a race
+docs/design.md): v1's ring read after napi_complete_done() (a race
 window of a few instructions) and its page_pools bound to a running NAPI
 at creation (ugly, not wrong).
 

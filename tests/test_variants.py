@@ -1,5 +1,5 @@
 """The model's device variants (emulator/README.md "Variants",
-docs/emulator-variants.md) under the UNMODIFIED upstream lan743x module:
+docs/emulator.md) under the UNMODIFIED upstream lan743x module:
 one VM boot per variant and stack, the guest e2e (lab/guest/e2e.sh) with
 shortened loops, and the kernel log showing which path the driver took.
 

@@ -8,7 +8,7 @@ the driver's DMA goes through arm's cache maintenance
 
 Opt-in: it builds qemu-system-arm, an ARM kernel and an armhf rootfs when
 cold (about 2 hours on 2 cores, more than CI's 90 minutes: see
-docs/arm-guest.md), so `make test` does not collect it (tests/conftest.py)
+docs/arm.md), so `make test` does not collect it (tests/conftest.py)
 unless LAN743X_ARM=1; `make arm-e2e` runs the e2e. Collected, it never skips: a
 build that fails is a test failure with its reason."""
 import os

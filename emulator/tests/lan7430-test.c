@@ -247,7 +247,7 @@ static void test_mdio_phy_id(void)
 }
 
 /*
- * Variants (docs/emulator-variants.md): each one's identity as the driver
+ * Variants (docs/emulator.md): each one's identity as the driver
  * reads it. lan7431: PCI 1055:7431, ID_REV 0x7431xxxx, no internal PHY at 1
  * but an external RGMII PHY (KSZ9031RNX identifier) at phy-addr, default 7;
  * MAC_CR.MII_EN clear, so the driver selects RGMII.

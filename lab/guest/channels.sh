@@ -10,7 +10,7 @@
 #                     queue and qstats checks (skipped and said so without)
 #
 # Prints "channels: PASS <what>" / "channels: FAIL <what>" and a summary;
-# exit status 0 only if every check passed. docs/set-channels.md has a run.
+# exit status 0 only if every check passed. docs/design.md has a run.
 set -u
 exec 2>&1	# one stream: the console interleaves two badly
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -18,7 +18,7 @@ headers) and run with the install's run_kselftest.sh (-c
 drivers/net/lan743x and -t for each of our hw tests, HW_TESTS) and a
 net.config, with REMOTE_TYPE=netns; LAN743X_REMOTE_MODES="netns ssh" adds a pass with
 REMOTE_TYPE=ssh (an sshd in the peer's namespace; results named
-ssh.<test>, expected in the same file; see docs/selftests-v2.md), for
+ssh.<test>, expected in the same file; see docs/selftests.md), for
 the modules in LAN743X_SSH_MODULES (default: series). The expected
 results of a mode that does not run (for a module) are not asked for.
 LAN743X_RUNNER=direct runs each test file directly instead.
