@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,27 @@ def vm_inputs(stack=None):
     obj = lab_built(f"the guest kernel ({stack or 'default stack'})",
                     ["bash", "lab/kernel/kbuild.sh", "kernel", "guest"], env=env)
     return qemu, obj
+
+
+# What has to happen before counters are read (the model has written every
+# reply, the kernel has counted the ones passed up, a timer has fired) is
+# waited for, never slept on: a busy host delays it by any amount.  HANG_S
+# only ends a hang, far beyond any load.
+HANG_S = 300
+
+
+def wait_until(what, done):
+    """Wait until done() is true; after HANG_S s, fail naming WHAT."""
+    t0 = time.monotonic()
+    while not done():
+        if time.monotonic() - t0 > HANG_S:
+            pytest.fail(f"{what}: not after {HANG_S} s (a hang)",
+                        pytrace=False)
+        time.sleep(0.2)
+
+
+def echo_replies(vm):
+    """The guest kernel's count of echo replies received (IcmpInEchoReps)."""
+    _rc, out = vm.sh("nstat -saz IcmpInEchoReps | "
+                     "awk '$1 == \"IcmpInEchoReps\" {print $2}'")
+    return int(out.strip() or 0)

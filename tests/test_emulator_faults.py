@@ -10,7 +10,15 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, VM_STACKS, lab_built, stack_env, vm_inputs
+from conftest import (
+    HANG_S,
+    ROOT,
+    VM_STACKS,
+    echo_replies,
+    lab_built,
+    stack_env,
+    vm_inputs,
+)
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import VM, VMError
@@ -25,7 +33,6 @@ GOODPUT = 0.9415        # TCP/IPv4 goodput per wire bit at MTU 1500 (1448/1538)
 # timer ticks, the link coming back), the test waits for it to have
 # happened, with a limit far beyond any load (HANG_S) that only stops a
 # hang.
-HANG_S = 300
 
 
 @pytest.fixture(scope="module", params=VM_STACKS[:1], name="stack")
@@ -75,13 +82,6 @@ def run_fault(vm, name, traffic, **kw):
     after = vm.ping(count=3, interval=0.2, wait=2, deadline=HANG_S)
     assert after["recv"] == 3, f"no recovery after {name}: {after}"
     return res, d, dmesg
-
-
-def echo_replies(vm):
-    """The guest kernel's count of echo replies received."""
-    _rc, out = vm.sh("nstat -saz IcmpInEchoReps | "
-                     "awk '$1 == \"IcmpInEchoReps\" {print $2}'")
-    return int(out.strip() or 0)
 
 
 def ping_counted(vm, count=20, interval=0.05, size=56, lost=0):

@@ -46,7 +46,16 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, lab_built, qemu_build, stack_env, vm_inputs
+from conftest import (
+    HANG_S,
+    ROOT,
+    echo_replies,
+    lab_built,
+    qemu_build,
+    stack_env,
+    vm_inputs,
+    wait_until,
+)
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import VM, VMError
@@ -125,28 +134,6 @@ def fixture_vm(request):
         yield v
     finally:
         v.close()
-
-
-# what has to happen before the counters are read is waited for, never
-# slept on: a busy host delays it by any amount.  HANG_S only ends a hang.
-HANG_S = 300
-
-
-def wait_until(what, done):
-    """Wait until done() is true; after HANG_S s, fail naming WHAT."""
-    t0 = time.monotonic()
-    while not done():
-        if time.monotonic() - t0 > HANG_S:
-            pytest.fail(f"{what}: not after {HANG_S} s (a hang)",
-                        pytrace=False)
-        time.sleep(0.2)
-
-
-def echo_replies(vm):
-    """The guest's IcmpInEchoReps counter."""
-    _, out = vm.sh("nstat -saz IcmpInEchoReps | "
-                   "awk '$1 == \"IcmpInEchoReps\" {print $2}'")
-    return int(out.strip() or 0)
 
 
 def model(vm, *keys):

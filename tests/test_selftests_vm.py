@@ -55,7 +55,7 @@ def finish(stack):
 
 
 def selected(request):
-    """The stacks whose test_selftests_vm this session runs."""
+    """The stacks whose test_selftests_vm this pytest run runs."""
     return [it.callspec.params["stack"] for it in request.session.items
             if it.originalname == "test_selftests_vm"]
 

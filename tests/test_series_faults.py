@@ -41,7 +41,15 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, lab_built, stack_env, vm_inputs
+from conftest import (
+    HANG_S,
+    ROOT,
+    echo_replies,
+    lab_built,
+    stack_env,
+    vm_inputs,
+    wait_until,
+)
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import DUT_IP, VM, VMError
@@ -155,30 +163,6 @@ def observe(vm, pre="", mark=None):
             o[p[0]][p[1]] = int(p[2])
     o["fired"] = vm.dut.fired()
     return o
-
-
-# what has to happen before the counters are read (the model has written
-# every reply, the kernel has counted the ones passed up) is waited for,
-# never slept on: a busy host delays it by any amount.  HANG_S only ends a
-# hang, far beyond any load.
-HANG_S = 300
-
-
-def wait_until(what, done):
-    """Wait until done() is true; after HANG_S s, fail naming WHAT."""
-    t0 = time.monotonic()
-    while not done():
-        if time.monotonic() - t0 > HANG_S:
-            pytest.fail(f"{what}: not after {HANG_S} s (a hang)",
-                        pytrace=False)
-        time.sleep(0.2)
-
-
-def echo_replies(vm):
-    """The guest's IcmpInEchoReps counter."""
-    _, out = vm.sh("nstat -saz IcmpInEchoReps | "
-                   "awk '$1 == \"IcmpInEchoReps\" {print $2}'")
-    return int(out.strip() or 0)
 
 
 def run_knob(vm, name, replies=None):
