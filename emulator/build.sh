@@ -13,7 +13,7 @@
 #   $CACHE/qemu/<key>/qemu-system-x86_64   installed snapshot for one input set
 #   $CACHE/qemu/<key>/qemu-system-arm      the same input set's ARM binary
 # LAN743X_BUILD_FORCE=1 skips the warm-cache shortcut (re-syncs the tree).
-# key = sha256(qemu source version + emulator/*.c *.c.inc *.h trace-events
+# key = sha256(qemu source version + emulator/*.c *.h trace-events
 #              + build.sh + tests/*.c)
 set -euo pipefail
 
@@ -60,7 +60,7 @@ src_version() {
 input_hash() {
     {
         echo "qemu=$1"
-        for f in "$HERE"/*.c "$HERE"/*.c.inc "$HERE"/*.h "$HERE"/trace-events "$HERE"/build.sh \
+        for f in "$HERE"/*.c "$HERE"/*.h "$HERE"/trace-events "$HERE"/build.sh \
                  "$HERE"/tests/*.c; do
             [ -f "$f" ] || continue
             echo "== ${f#$HERE/}"
@@ -152,12 +152,22 @@ fi
 
 # ---- integrate our device -------------------------------------------------
 copy_if_changed() { cmp -s "$1" "$2" 2>/dev/null || cp "$1" "$2"; }
-copy_if_changed "$HERE/lan7430.c" "$SRC/hw/net/lan7430.c"
-# the parts lan7430.c #includes (one translation unit, split by concern)
-for f in "$HERE"/lan7430-*.c.inc; do
-    [ -f "$f" ] && copy_if_changed "$f" "$SRC/hw/net/$(basename "$f")"
+# The model: this revision's compilation units (lan7430*.c) and headers.
+# The tree is shared by every revision of the model (each clone, each
+# commit built), so files this revision does not have are removed: older
+# revisions were one unit, lan7430.c, #including lan7430-*.c.inc parts.
+UNITS=()
+for f in "$HERE"/lan7430*.c "$HERE"/lan7430*.h; do
+    [ -f "$f" ] || continue
+    copy_if_changed "$f" "$SRC/hw/net/$(basename "$f")"
+    case "$f" in *.c) UNITS+=("$(basename "$f")") ;; esac
 done
-[ -f "$HERE/lan7430.h" ] && copy_if_changed "$HERE/lan7430.h" "$SRC/hw/net/lan7430.h"
+[ ${#UNITS[@]} -gt 0 ] || die "no emulator/lan7430*.c"
+for f in "$SRC"/hw/net/lan7430*.c "$SRC"/hw/net/lan7430*.c.inc "$SRC"/hw/net/lan7430*.h; do
+    if [ -f "$f" ] && [ ! -f "$HERE/$(basename "$f")" ]; then
+        rm -f "$f"
+    fi
+done
 
 # trace-events: keep the original once, append ours between markers.
 [ -f "$SRC/hw/net/trace-events.orig" ] || cp "$SRC/hw/net/trace-events" "$SRC/hw/net/trace-events.orig"
@@ -165,9 +175,32 @@ TMP=$(mktemp)
 { cat "$SRC/hw/net/trace-events.orig"; echo; echo "# lan7430.c"; cat "$HERE/trace-events"; } > "$TMP"
 copy_if_changed "$TMP" "$SRC/hw/net/trace-events"; rm -f "$TMP"
 
-if ! grep -q lan7430 "$SRC/hw/net/meson.build"; then
-    echo "softmmu_ss.add(when: 'CONFIG_LAN7430_PCI', if_true: files('lan7430.c'))" >> "$SRC/hw/net/meson.build"
-fi
+# hw/net/meson.build: one line naming this revision's units, replaced on
+# every build.  The build.sh of an older revision appends its line
+# (files('lan7430.c')) only when no line mentions lan7430 and keeps any
+# other, so that one-unit line is put back when this script ends (also on
+# failure): an older revision built next then reconfigures and compiles
+# its lan7430.c alone, not this revision's units beside it.
+MESON_BUILD="$SRC/hw/net/meson.build"
+meson_line() {
+    local f list=""
+    for f in "$@"; do list="$list${list:+, }'$f'"; done
+    echo "softmmu_ss.add(when: 'CONFIG_LAN7430_PCI', if_true: files($list))"
+}
+set_meson_line() {
+    python3 - "$MESON_BUILD" "$1" <<'EOP'
+import re, sys
+path, line = sys.argv[1], sys.argv[2]
+s = open(path).read()
+pat = re.compile(r"^softmmu_ss\.add\(when: 'CONFIG_LAN7430_PCI'.*$", re.M)
+new = pat.sub(lambda m: line, s) if pat.search(s) else s + line + "\n"
+if new != s:
+    open(path, "w").write(new)
+EOP
+}
+ONE_UNIT_LINE=$(meson_line lan7430.c)
+set_meson_line "$(meson_line "${UNITS[@]}")"
+trap 'set_meson_line "$ONE_UNIT_LINE"' EXIT
 if ! grep -q LAN7430 "$SRC/hw/net/Kconfig"; then
     printf '\nconfig LAN7430_PCI\n    bool\n    default y if PCI_DEVICES\n    depends on PCI && MSI_NONBROKEN\n' >> "$SRC/hw/net/Kconfig"
 fi
@@ -264,8 +297,27 @@ if [ ! -f "$BUILD/build.ninja" ] ||
     (cd "$BUILD" && ../configure "${CONF_ARGS[@]}" >&2) || die "configure failed"
     echo "${CONF_ARGS[*]}" > "$BUILD/.lan743x-conf"
 fi
-log "ninja -j$JOBS"
-ninja -C "$BUILD" -j"$JOBS" "$BIN" >&2 || die "ninja failed"
+# The line put back at the end of the previous build made meson.build newer
+# than build.ninja.  If build.ninja already compiles exactly this
+# revision's units (the previous build was of this layout), date
+# meson.build back so that ninja does not reconfigure for nothing;
+# otherwise make sure it does.
+built_units() {
+    grep -o 'hw_net_lan7430[A-Za-z0-9_.-]*\.c\.o' "$BUILD/build.ninja" | sort -u | tr '\n' ' '
+}
+if [ "$(built_units)" = "$(printf 'hw_net_%s.o\n' "${UNITS[@]}" | sort -u | tr '\n' ' ')" ]; then
+    touch -r "$BUILD/build.ninja" -d '-1 second' "$MESON_BUILD"
+else
+    touch "$MESON_BUILD"
+fi
+# LAN743X_BUILD_QTESTS=1 (run-qtests.sh): the qtest binary too, while the
+# tree is ours (lock held, meson line of this revision)
+TARGETS=("$BIN")
+if [ -n "${LAN743X_BUILD_QTESTS:-}" ] && [ "$ARCH" = x86_64 ]; then
+    TARGETS+=(tests/qtest/lan7430-test)
+fi
+log "ninja -j$JOBS ${TARGETS[*]}"
+ninja -C "$BUILD" -j"$JOBS" "${TARGETS[@]}" >&2 || die "ninja failed"
 
 mkdir -p "$OUT"
 cp "$BUILD/$BIN" "$OUT/$BIN.tmp"

@@ -1,14 +1,25 @@
 /*
  * QEMU model of the Microchip LAN7430: operations that take time (stops, resets, MAC disable) and descriptor validation.
  *
- * Part of lan7430.c (one translation unit: included there, in this order;
- * see the list at the end of the declarations in lan7430.c).
+ * A compilation unit of the model: the shared state and the functions other
+ * units call are declared in lan7430-int.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
+#include "qemu/osdep.h"
+#include "lan7430-int.h"
+#include "trace.h"
+
 /* ------------------------------------------------------------------------ */
 /* operations that take time (QEMU timer), properties *-us                   */
+
+const char *const l7_async_names[L7A_KINDS] = {
+    [L7A_DMA_STOP] = "dma-stop",
+    [L7A_DMA_RESET] = "dma-reset",
+    [L7A_FIFO_RESET] = "fifo-reset",
+    [L7A_MAC_DIS] = "mac-disable",
+};
 
 static int l7_op_kind(int op)
 {
@@ -70,7 +81,7 @@ static void l7_op_complete(Lan7430State *s, int op)
 }
 
 /* start the operation in slot op; it completes after its kind's delay */
-static void l7_op_start(Lan7430State *s, int op)
+void l7_op_start(Lan7430State *s, int op)
 {
     int kind = l7_op_kind(op);
     uint32_t us = s->async_us[kind];
@@ -93,7 +104,7 @@ static void l7_op_cancel(Lan7430State *s, int op)
     }
 }
 
-static void l7_op_timer_cb(void *opaque)
+void l7_op_timer_cb(void *opaque)
 {
     Lan7430State *s = opaque;
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
@@ -111,7 +122,7 @@ static void l7_op_timer_cb(void *opaque)
 }
 
 /* a register read that shows an operation still in progress */
-static void l7_op_busy_read(Lan7430State *s, int first, int n)
+void l7_op_busy_read(Lan7430State *s, int first, int n)
 {
     int op;
 
@@ -124,7 +135,7 @@ static void l7_op_busy_read(Lan7430State *s, int first, int n)
 }
 
 /* bits of DMAC_CMD / FCT_*_CTL that read 1 while a reset is in progress */
-static uint32_t l7_dmac_cmd_busy(Lan7430State *s)
+uint32_t l7_dmac_cmd_busy(Lan7430State *s)
 {
     uint32_t v = 0;
     int ch;
@@ -145,7 +156,7 @@ static uint32_t l7_dmac_cmd_busy(Lan7430State *s)
     return v;
 }
 
-static uint32_t l7_fct_rx_busy(Lan7430State *s)
+uint32_t l7_fct_rx_busy(Lan7430State *s)
 {
     uint32_t v = 0;
     int ch;
@@ -159,7 +170,7 @@ static uint32_t l7_fct_rx_busy(Lan7430State *s)
 }
 
 /* DMAC_CMD write: soft resets, starts and (asynchronous) stops */
-static void l7_dmac_cmd_write(Lan7430State *s, uint32_t val)
+void l7_dmac_cmd_write(Lan7430State *s, uint32_t val)
 {
     int ch;
 
@@ -226,7 +237,7 @@ static void l7_dmac_cmd_write(Lan7430State *s, uint32_t val)
 
 /* FCT_RX_CTL write: per channel enable, disable (drops what the FIFO
  * holds) and reset (empties it; frames arriving until it ends are dropped) */
-static void l7_fct_rx_write(Lan7430State *s, uint32_t val)
+void l7_fct_rx_write(Lan7430State *s, uint32_t val)
 {
     int ch;
 
@@ -252,8 +263,8 @@ static void l7_fct_rx_write(Lan7430State *s, uint32_t val)
  * are write-one-to-clear, and set again by any write that leaves an
  * already completed disable in place.
  */
-static void l7_mac_en_write(Lan7430State *s, uint32_t *reg, uint32_t val,
-                            uint32_t dis, int op)
+void l7_mac_en_write(Lan7430State *s, uint32_t *reg, uint32_t val,
+                     uint32_t dis, int op)
 {
     uint32_t old = *reg;
     uint32_t dbit = (val & dis) ? 0 : (old & dis);
@@ -275,8 +286,8 @@ static void l7_mac_en_write(Lan7430State *s, uint32_t *reg, uint32_t val,
  * and the tail keeps its old value (property desc-check, 0 = wrap as the
  * older model did).  Returns true when the write was refused.
  */
-static bool l7_tail_check(Lan7430State *s, const char *dir, int ch,
-                          uint32_t idx, uint32_t ring, hwaddr err_reg)
+bool l7_tail_check(Lan7430State *s, const char *dir, int ch,
+                   uint32_t idx, uint32_t ring, hwaddr err_reg)
 {
     if (!s->desc_check || !ring || idx < ring) {
         return false;

@@ -1,16 +1,38 @@
 /*
  * QEMU model of the Microchip LAN7430: pacing and fault injection timers.
  *
- * Part of lan7430.c (one translation unit: included there, in this order;
- * see the list at the end of the declarations in lan7430.c).
+ * A compilation unit of the model: the shared state and the functions other
+ * units call are declared in lan7430-int.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
+#include "qemu/osdep.h"
+#include "hw/pci/msi.h"
+#include "hw/pci/msix.h"
+#include "lan7430-int.h"
+#include "trace.h"
+
 /* ------------------------------------------------------------------------ */
 /* pacing and fault injection timers                                         */
 
-static void l7_tx_pace_cb(void *opaque)
+const char *const l7_fault_names[L7F_NUM] = {
+    [L7F_RX_LEN_SHORT] = "rx-len-short",
+    [L7F_RX_LEN_LONG] = "rx-len-long",
+    [L7F_RX_LEN_ZERO] = "rx-len-zero",
+    [L7F_DROP_FS] = "drop-fs",
+    [L7F_DROP_LS] = "drop-ls",
+    [L7F_SPURIOUS_IRQ] = "spurious-irq",
+    [L7F_WB_DELAY_DESC] = "wb-delay-desc",
+    [L7F_WB_DELAY_HEAD] = "wb-delay-head",
+    [L7F_LINK_FLAP] = "link-flap",
+    [L7F_RX_STALL] = "rx-stall",
+    [L7F_EXT_MISSING] = "ext-missing",
+    [L7F_RX_SWR_HEAD] = "rx-swr-head",
+    [L7F_RX_IRQ_HOLD] = "rx-irq-hold",
+};
+
+void l7_tx_pace_cb(void *opaque)
 {
     Lan7430State *s = opaque;
 
@@ -18,12 +40,12 @@ static void l7_tx_pace_cb(void *opaque)
     l7_update_irq(s);
 }
 
-static void l7_rx_pace_cb(void *opaque)
+void l7_rx_pace_cb(void *opaque)
 {
     l7_rx_kick(opaque);
 }
 
-static void l7_rx_stall_cb(void *opaque)
+void l7_rx_stall_cb(void *opaque)
 {
     Lan7430State *s = opaque;
 
@@ -33,7 +55,7 @@ static void l7_rx_stall_cb(void *opaque)
 }
 
 /* the rx-irq-hold fault is over: the RX interrupts pending are sent */
-static void l7_rx_irq_hold_cb(void *opaque)
+void l7_rx_irq_hold_cb(void *opaque)
 {
     Lan7430State *s = opaque;
 
@@ -43,7 +65,7 @@ static void l7_rx_irq_hold_cb(void *opaque)
 }
 
 /* the held-back write-backs of a wb-delay fault arrive */
-static void l7_wb_cb(void *opaque)
+void l7_wb_cb(void *opaque)
 {
     Lan7430State *s = opaque;
     L7WbPending *w = &s->wb;
@@ -68,7 +90,7 @@ static void l7_wb_cb(void *opaque)
 }
 
 /* channel ch (or all, ch < 0) was reset: held-back write-backs are void */
-static void l7_wb_cancel(Lan7430State *s, int ch)
+void l7_wb_cancel(Lan7430State *s, int ch)
 {
     if (s->wb.active && (ch < 0 || s->wb.ch == ch)) {
         s->wb.active = false;
@@ -111,7 +133,7 @@ static void l7_spurious_irq(Lan7430State *s)
     }
 }
 
-static void l7_fault_irq_tick(void *opaque)
+void l7_fault_irq_tick(void *opaque)
 {
     Lan7430State *s = opaque;
 
@@ -124,7 +146,7 @@ static void l7_fault_irq_tick(void *opaque)
     }
 }
 
-static void l7_flap_up_cb(void *opaque)
+void l7_flap_up_cb(void *opaque)
 {
     Lan7430State *s = opaque;
 
@@ -135,7 +157,7 @@ static void l7_flap_up_cb(void *opaque)
     l7_update_irq(s);
 }
 
-static void l7_flap_tick(void *opaque)
+void l7_flap_tick(void *opaque)
 {
     Lan7430State *s = opaque;
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
@@ -155,7 +177,7 @@ static void l7_flap_tick(void *opaque)
 }
 
 /* clear every fault and end the ones in progress */
-static void l7_fault_clear(Lan7430State *s)
+void l7_fault_clear(Lan7430State *s)
 {
     memset(s->fault, 0, sizeof(s->fault));
     timer_del(s->fault_irq_timer);

@@ -1,16 +1,22 @@
 /*
  * QEMU model of the Microchip LAN7430: interrupt controller: sources, vectors, MSI-X/MSI/INTx, moderation.
  *
- * Part of lan7430.c (one translation unit: included there, in this order;
- * see the list at the end of the declarations in lan7430.c).
+ * A compilation unit of the model: the shared state and the functions other
+ * units call are declared in lan7430-int.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
+#include "qemu/osdep.h"
+#include "hw/pci/msi.h"
+#include "hw/pci/msix.h"
+#include "lan7430-int.h"
+#include "trace.h"
+
 /* ------------------------------------------------------------------------ */
 /* interrupts                                                                */
 
-static uint32_t l7_int_sts(Lan7430State *s)
+uint32_t l7_int_sts(Lan7430State *s)
 {
     uint32_t sts = s->int_sts & ~(L7_INT_BIT_ALL_RX | L7_INT_BIT_ALL_TX |
                                   L7_INT_BIT_MAS);
@@ -34,7 +40,7 @@ static uint32_t l7_int_sts(Lan7430State *s)
 }
 
 /* vector / moderation slot for one source bit */
-static unsigned l7_src_nibble(const uint32_t map[3], int bit)
+unsigned l7_src_nibble(const uint32_t map[3], int bit)
 {
     if (bit >= 24 && bit < 28) {
         return (map[0] >> ((bit - 24) * 4)) & 0xF;
@@ -46,7 +52,7 @@ static unsigned l7_src_nibble(const uint32_t map[3], int bit)
     return map[2] & 0xF;
 }
 
-static int64_t l7_mod_interval_ns(Lan7430State *s, uint32_t srcs)
+int64_t l7_mod_interval_ns(Lan7430State *s, uint32_t srcs)
 {
     int64_t best = 0;
     int bit;
@@ -95,7 +101,7 @@ static void l7_fire_auto_clear(Lan7430State *s, uint32_t srcs)
     }
 }
 
-static void l7_update_irq(Lan7430State *s)
+void l7_update_irq(Lan7430State *s)
 {
     PCIDevice *d = PCI_DEVICE(s);
     bool msix = msix_enabled(d);
@@ -186,7 +192,7 @@ static void l7_update_irq(Lan7430State *s)
     }
 }
 
-static void l7_mod_timer_cb(void *opaque)
+void l7_mod_timer_cb(void *opaque)
 {
     l7_update_irq(opaque);
 }

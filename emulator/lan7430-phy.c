@@ -1,11 +1,15 @@
 /*
  * QEMU model of the Microchip LAN7430: internal LAN88xx PHY and MDIO.
  *
- * Part of lan7430.c (one translation unit: included there, in this order;
- * see the list at the end of the declarations in lan7430.c).
+ * A compilation unit of the model: the shared state and the functions other
+ * units call are declared in lan7430-int.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+
+#include "qemu/osdep.h"
+#include "lan7430-int.h"
+#include "trace.h"
 
 /* ------------------------------------------------------------------------ */
 /* PHY (LAN88xx compatible, c22 with indirect MMD and page select)           */
@@ -14,7 +18,7 @@
 /* PHY at s->phy_addr: the same IEEE registers 0-15, the identifier of the  */
 /* variant's PHY (registers 2/3); the vendor registers 16-31 stay storage.  */
 
-static void l7_phy_reset(Lan7430State *s)
+void l7_phy_reset(Lan7430State *s)
 {
     L7Phy *p = &s->phy;
 
@@ -178,7 +182,7 @@ static void l7_phy_write(Lan7430State *s, int reg, uint16_t val)
     }
 }
 
-static void l7_mii_access(Lan7430State *s, uint32_t acc)
+void l7_mii_access(Lan7430State *s, uint32_t acc)
 {
     int phy = (acc >> L7_MII_ACC_PHY_SHIFT) & 0x1F;
     int reg = (acc >> L7_MII_ACC_REG_SHIFT) & 0x1F;

@@ -1,11 +1,17 @@
 /*
  * QEMU model of the Microchip LAN7430: QOM: counters (JSON) and runtime-settable properties.
  *
- * Part of lan7430.c (one translation unit: included there, in this order;
- * see the list at the end of the declarations in lan7430.c).
+ * A compilation unit of the model: the shared state and the functions other
+ * units call are declared in lan7430-int.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "lan7430-int.h"
+#include "trace.h"
 
 /* ------------------------------------------------------------------------ */
 /* counters (QOM property "counters", JSON)                                  */
@@ -60,7 +66,7 @@ static void l7_json_arr(GString *g, const char *name, const uint64_t *v, int n)
     g_string_append(g, "],");
 }
 
-static char *lan7430_get_counters(Object *obj, Error **errp)
+char *lan7430_get_counters(Object *obj, Error **errp)
 {
     Lan7430State *s = LAN7430(obj);
     L7Counters *c = &s->cnt;
@@ -178,7 +184,7 @@ static char *lan7430_get_counters(Object *obj, Error **errp)
     return g_string_free(g, false);
 }
 
-static void lan7430_set_reset_counters(Object *obj, bool value, Error **errp)
+void lan7430_set_reset_counters(Object *obj, bool value, Error **errp)
 {
     Lan7430State *s = LAN7430(obj);
 
@@ -345,7 +351,7 @@ static void l7_prop_set_fault(Object *obj, Visitor *v, const char *name,
     }
 }
 
-static bool l7_get_false(Object *obj, Error **errp)
+bool l7_get_false(Object *obj, Error **errp)
 {
     return false;
 }
@@ -357,7 +363,7 @@ static void l7_set_fault_clear(Object *obj, bool value, Error **errp)
     }
 }
 
-static void lan7430_instance_init(Object *obj)
+void lan7430_instance_init(Object *obj)
 {
     Lan7430State *s = LAN7430(obj);
     int i;
@@ -368,7 +374,7 @@ static void lan7430_instance_init(Object *obj)
     }
 }
 
-static void l7_class_add_runtime_props(ObjectClass *klass)
+void l7_class_add_runtime_props(ObjectClass *klass)
 {
     int i;
 

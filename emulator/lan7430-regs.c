@@ -1,11 +1,15 @@
 /*
  * QEMU model of the Microchip LAN7430: register (MMIO) dispatch.
  *
- * Part of lan7430.c (one translation unit: included there, in this order;
- * see the list at the end of the declarations in lan7430.c).
+ * A compilation unit of the model: the shared state and the functions other
+ * units call are declared in lan7430-int.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+
+#include "qemu/osdep.h"
+#include "lan7430-int.h"
+#include "trace.h"
 
 /* ------------------------------------------------------------------------ */
 /* MMIO                                                                      */
@@ -443,7 +447,7 @@ static void lan7430_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
     s->regs[addr >> 2] = val;
 }
 
-static const MemoryRegionOps lan7430_mmio_ops = {
+const MemoryRegionOps lan7430_mmio_ops = {
     .read = lan7430_mmio_read,
     .write = lan7430_mmio_write,
     .endianness = DEVICE_LITTLE_ENDIAN,

@@ -1,25 +1,23 @@
 /*
  * QEMU model of the Microchip LAN7430: receive: parsing/checksums, statistics, MAC and filter, RSS, per-channel RX FIFO and flow control, RX DMA and write-back batching.
  *
- * Part of lan7430.c (one translation unit: included there, in this order;
- * see the list at the end of the declarations in lan7430.c).
+ * A compilation unit of the model: the shared state and the functions other
+ * units call are declared in lan7430-int.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
+#include "qemu/osdep.h"
+#include "net/checksum.h"
+#include "net/eth.h"
+#include "lan7430-int.h"
+#include "trace.h"
+#include <zlib.h>
+
 /* ------------------------------------------------------------------------ */
 /* frame parsing / checksums                                                 */
 
-typedef struct L7Parse {
-    int l3off;
-    int l4off;
-    int l4proto;        /* -1 when unknown */
-    bool v4;
-    bool v6;
-    bool frag;
-} L7Parse;
-
-static void l7_parse(const uint8_t *p, size_t len, L7Parse *r)
+void l7_parse(const uint8_t *p, size_t len, L7Parse *r)
 {
     size_t off = 12;
     uint16_t et;
@@ -89,7 +87,7 @@ static uint32_t l7_pseudo_sum(const uint8_t *p, const L7Parse *r,
     return sum;
 }
 
-static void l7_ipv4_csum(uint8_t *p, const L7Parse *r)
+void l7_ipv4_csum(uint8_t *p, const L7Parse *r)
 {
     uint8_t *ip = p + r->l3off;
     int ihl = (ip[0] & 0xF) * 4;
@@ -99,7 +97,7 @@ static void l7_ipv4_csum(uint8_t *p, const L7Parse *r)
 }
 
 /* fill in the TCP/UDP checksum of a complete frame */
-static void l7_l4_csum(uint8_t *p, size_t len, const L7Parse *r)
+void l7_l4_csum(uint8_t *p, size_t len, const L7Parse *r)
 {
     uint32_t l4len, sum;
     int csoff;
@@ -196,8 +194,8 @@ static uint32_t l7_rx_csum_status(Lan7430State *s, const uint8_t *p, size_t len)
 /* ------------------------------------------------------------------------ */
 /* statistics                                                                */
 
-static void l7_stat_frame(Lan7430State *s, bool rx, const uint8_t *p,
-                          uint32_t flen)
+void l7_stat_frame(Lan7430State *s, bool rx, const uint8_t *p,
+                   uint32_t flen)
 {
     hwaddr ucf, bcf, mcf, ucb, bcb, mcb, b64, tot;
     int bucket;
@@ -408,12 +406,12 @@ static bool l7_rx_ts_wanted(Lan7430State *s, int ch, const uint8_t *p,
            lduw_be_p(p + r.l4off + 2) == 319;
 }
 
-static int64_t l7_ptp_now(Lan7430State *s)
+int64_t l7_ptp_now(Lan7430State *s)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + s->ptp_offset_ns;
 }
 
-static bool lan7430_can_receive(NetClientState *nc)
+bool lan7430_can_receive(NetClientState *nc)
 {
     Lan7430State *s = qemu_get_nic_opaque(nc);
 
@@ -435,7 +433,7 @@ static void l7_rx_desc_wr32(Lan7430State *s, uint64_t a, uint32_t v,
     l7_dma_write(s, a, &le, 4, true);
 }
 
-static void l7_rx_head_wb(Lan7430State *s, int ch, uint32_t idx)
+void l7_rx_head_wb(Lan7430State *s, int ch, uint32_t idx)
 {
     if (l7_reg(s, L7_RX_CFG_A(ch)) & L7_RX_CFG_A_HP_WB_EN) {
         uint32_t h = cpu_to_le32(idx);
@@ -560,10 +558,8 @@ static int l7_rx_find_descs(Lan7430State *s, int ch, uint32_t need,
  * discards.  Without the timer bit, or a zero interval, a frame below the
  * threshold is written back at once (assumption).
  */
-enum { L7B_THRES, L7B_TIMER, L7B_SWFLUSH, L7B_STOP, L7B_FULL, L7B_ORDER,
-       L7B_NUM };
 QEMU_BUILD_BUG_ON(L7B_NUM != ARRAY_SIZE(((L7Counters *)0)->rx_wb_flush_why));
-static const char *const l7_batch_why[L7B_NUM] = {
+const char *const l7_batch_why[L7B_NUM] = {
     "threshold", "timer", "swflush", "stop", "full", "order",
 };
 
@@ -592,7 +588,7 @@ static void l7_rx_batch_rearm(Lan7430State *s)
 }
 
 /* write back channel ch's pending descriptors, head, then RXFRM */
-static void l7_rx_batch_flush(Lan7430State *s, int ch, int why)
+void l7_rx_batch_flush(Lan7430State *s, int ch, int why)
 {
     L7WbPending *b = &s->rxb[ch];
     int i;
@@ -620,7 +616,7 @@ static void l7_rx_batch_flush(Lan7430State *s, int ch, int why)
 }
 
 /* channel reset: pending write-backs are void */
-static void l7_rx_batch_discard(Lan7430State *s, int ch)
+void l7_rx_batch_discard(Lan7430State *s, int ch)
 {
     s->rxb[ch].active = false;
     s->rxb[ch].n = 0;
@@ -653,7 +649,7 @@ static void l7_rx_batch_add(Lan7430State *s, int ch, int ndesc, uint32_t head)
     }
 }
 
-static void l7_rx_batch_timer_cb(void *opaque)
+void l7_rx_batch_timer_cb(void *opaque)
 {
     Lan7430State *s = opaque;
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
@@ -940,7 +936,7 @@ static void l7_rx_fifo_drain(Lan7430State *s, int ch)
 }
 
 /* empty channel ch's FIFO: FCT disable (frames dropped) or reset */
-static void l7_rx_fifo_flush(Lan7430State *s, int ch, bool disable)
+void l7_rx_fifo_flush(Lan7430State *s, int ch, bool disable)
 {
     L7RxFifo *q = &s->rxf[ch];
     L7RxFifoEnt *e;
@@ -1006,8 +1002,8 @@ static void l7_receive_frame(Lan7430State *s, const uint8_t *buf,
     l7_rx_fifo_push(s, ch, buf, size);
 }
 
-static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
-                               size_t size)
+ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
+                        size_t size)
 {
     Lan7430State *s = qemu_get_nic_opaque(nc);
 
@@ -1045,7 +1041,7 @@ static ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
     return size;
 }
 
-static void l7_rx_kick(Lan7430State *s)
+void l7_rx_kick(Lan7430State *s)
 {
     NetClientState *nc = qemu_get_queue(s->nic);
     int ch;

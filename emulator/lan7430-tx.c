@@ -1,16 +1,20 @@
 /*
  * QEMU model of the Microchip LAN7430: transmit DMA, offloads and TSO.
  *
- * Part of lan7430.c (one translation unit: included there, in this order;
- * see the list at the end of the declarations in lan7430.c).
+ * A compilation unit of the model: the shared state and the functions other
+ * units call are declared in lan7430-int.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
+#include "qemu/osdep.h"
+#include "net/checksum.h"
+#include "net/eth.h"
+#include "lan7430-int.h"
+#include "trace.h"
+
 /* ------------------------------------------------------------------------ */
 /* transmit                                                                  */
-
-static void l7_tx_process(Lan7430State *s, int ch);
 
 /*
  * Serve every TX channel, starting at the one after the channel that last
@@ -18,7 +22,7 @@ static void l7_tx_process(Lan7430State *s, int ch);
  * shared, a held frame blocks all channels until the wire takes it).  The
  * LAN743x has one channel, so this is l7_tx_process(s, 0) there.
  */
-static void l7_tx_kick(Lan7430State *s)
+void l7_tx_kick(Lan7430State *s)
 {
     int i, first = s->tx_rr;
 
@@ -47,7 +51,7 @@ static void l7_tx_sent_cb(NetClientState *nc, ssize_t len)
     }
 }
 
-static void l7_tx_bh(void *opaque)
+void l7_tx_bh(void *opaque)
 {
     Lan7430State *s = opaque;
 
@@ -171,8 +175,8 @@ static void l7_tx_frame(Lan7430State *s, uint8_t *p, size_t len, uint32_t d0,
 }
 
 /* wire time of a frame as fetched, TSO segments included */
-static int64_t l7_tx_chain_ns(Lan7430State *s, const uint8_t *p, size_t len,
-                              bool lso, uint32_t mss)
+int64_t l7_tx_chain_ns(Lan7430State *s, const uint8_t *p, size_t len,
+                       bool lso, uint32_t mss)
 {
     L7Parse r;
     size_t hdr, pay;
@@ -240,7 +244,7 @@ static bool l7_tx_ready(Lan7430State *s, int ch)
            (l7_reg(s, L7_TX_CFG_B(ch)) & L7_TX_CFG_B_RING_LEN_MASK) > 1;
 }
 
-static void l7_tx_process(Lan7430State *s, int ch)
+void l7_tx_process(Lan7430State *s, int ch)
 {
     PCIDevice *pd = PCI_DEVICE(s);
     uint32_t ring = l7_reg(s, L7_TX_CFG_B(ch)) & L7_TX_CFG_B_RING_LEN_MASK;

@@ -3,18 +3,18 @@
 # Exits non-zero on any failure.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-QEMU=$(LAN743X_BUILD_FORCE=1 "$HERE/../build.sh" | tail -1)
+# build.sh builds tests/qtest/lan7430-test too (LAN743X_BUILD_QTESTS): in
+# the shared tree, with its lock held and this revision's units configured
+QEMU=$(LAN743X_BUILD_FORCE=1 LAN743X_BUILD_QTESTS=1 "$HERE/../build.sh" | tail -1)
 SRC=$(cat "$(dirname "$QEMU")/source-dir")
 BUILD="$SRC/build"
-echo "run-qtests: building tests/qtest/lan7430-test in $BUILD" >&2
-ninja -C "$BUILD" -j"${JOBS:-2}" tests/qtest/lan7430-test >&2
 cd "$BUILD"
 # wrapper so the firmware search path (Debian's seabios) is passed along and
 # the binary name still ends in -x86_64 (qtest derives the arch from it)
 mkdir -p lab-qtest
 cat > lab-qtest/qemu-system-x86_64 <<EOW
 #!/bin/sh
-exec "$BUILD/qemu-system-x86_64" -L /usr/share/seabios -L /usr/share/qemu "\$@"
+exec "$QEMU" -L /usr/share/seabios -L /usr/share/qemu "\$@"
 EOW
 chmod +x lab-qtest/qemu-system-x86_64
 QTEST_QEMU_BINARY=./lab-qtest/qemu-system-x86_64 \
