@@ -94,3 +94,17 @@ def test_make_passes_arch_and_full(target, vars_, want):
                        cwd=ROOT, capture_output=True, text=True, check=False)
     assert p.returncode == 0, p.stderr
     assert want in p.stdout, p.stdout
+
+
+def test_model_settings():
+    """--model KEY=VALUE, repeatable: ints in order, a later KEY wins;
+    they reach vm.sh as DUT_OPTS; a malformed one is a usage error."""
+    a = bench.bench_args(bench.__doc__, [
+        "--model", "rx-fifo-kib=12", "--model", "peer-pause=1",
+        "--model", "rx-fifo-kib=0x14"])
+    assert a.model == {"rx-fifo-kib": 20, "peer-pause": 1}
+    assert bench.dut_opts(a.model) == ",rx-fifo-kib=20,peer-pause=1"
+    assert bench.bench_args(bench.__doc__, []).model == {}
+    for bad in ("rx-fifo-kib", "rx-fifo-kib=big", "Rx=1", "x,y=1", "a=-1"):
+        with pytest.raises(ValueError):
+            bench.parse_model([bad])
