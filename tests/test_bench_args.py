@@ -86,7 +86,11 @@ def test_bad_options_are_usage_errors(argv):
     ("selftests", ["ARCH=armv7"], "lab/selftests/selftests.py --arch armv7"),
     ("arm-selftests", [], "lab/selftests/selftests.py --arch armv7"),
     ("e2e", ["ARCH=armv7"], "ARCH=armv7 bash lab/vm/e2e.sh"),
-    ("arm-e2e", [], "ARCH=armv7 bash lab/vm/e2e.sh")])
+    ("arm-e2e", [], "ARCH=armv7 bash lab/vm/e2e.sh"),
+    ("bench", ["MODEL=rx-fifo-kib=12 peer-pause=1"],
+     "--model rx-fifo-kib=12 --model peer-pause=1"),
+    ("outage", ["MODEL=peer-pause=1"],
+     "lab/bench/outage.py   --model peer-pause=1")])
 def test_make_passes_arch_and_full(target, vars_, want):
     """What make runs for a target (make -n, the recipes of its setup
     prerequisite left out)."""
