@@ -32,6 +32,14 @@ matrix: every cell, both swiotlb settings and the guest's perf profiles
 (x86_64); TCP RX and TX at 1500 and RX at 9000 (armv7).
 --cells, --swiotlb, --secs and --reps override either.
 
+--model KEY=VALUE (repeatable) runs the emulated device with a property
+other than its default: it starts with it (vm.sh DUT_OPTS) and it is set
+again over QMP before each cell; the records hold the values read back.
+A cell whose model counted descriptor errors (desc_errors) or write-backs
+into a freed ring (wb_freed_ring_writes), or lacks those counters, is
+failed: the table lists it and the bench exits non-zero
+(lab/bench/report.py); so do such errors between cells (ZeroCheck).
+
 A crash of the emulated machine (vm.sh exit 86: a guest kernel panic) is a
 lab event: the guest is booted once more with the records received so far
 and bench_guest.py resumes at the repetition it lost; MAX_BOOTS crashes in
@@ -244,7 +252,8 @@ MAX_BOOTS = 3
 
 def bench_args(doc, argv=None):
     """The bench's options (--arch, --full, --reps, --secs, --cells,
-    --swiotlb, --modules, --variant, --out; BENCH_* in the environment),
+    --swiotlb, --modules, --variant, --model, --out; BENCH_* in the
+    environment),
     parsed, with the defaults of the arch and of --full filled in."""
     ap = argparse.ArgumentParser(
         description=doc.split("\n")[0],

@@ -6,7 +6,12 @@ sends a fixed-rate UDP stream with sequence numbers from the peer through
 MTU changes 1500 <-> 9000 (lab/guest/outage.py), then counts order > 0
 page allocations during jumbo RX after 1500 -> 9000 (lab/guest/order.py).
 Prints a table of per-change figures, median [min, max] over all changes
-of all repetitions, and writes results/outage-<timestamp>/.
+of all repetitions, with the line-rate estimate (what a 1 Gbit/s stream
+would lose in the measured window, less what the RX FIFO holds) and the
+model's starvation figures per received frame, and writes
+results/outage-<timestamp>/; --table DIR prints a run's table again.
+--model KEY=VALUE as lab/bench/bench.py. Exits 1 when the model counted
+descriptor errors (or lacks the counters).
 """
 
 import argparse
@@ -272,8 +277,10 @@ def run(args, out):
             # are set again for the next one
             now = model_counters(sock, args.model)
             if now is not None:
+                # (a failed read leaves the repetition without counters:
+                # it fails, and the next one counts from the last read)
                 repetition_model(r, now, last)
-            last = now
+                last = now
             if f[0] == "OUTAGE":
                 res["outage"].setdefault(f[1], []).append(r)
             else:

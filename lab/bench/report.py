@@ -5,6 +5,9 @@ Per (swiotlb setting, cell, module) each metric is reduced to median, min
 and max over the repetitions; the table shows upstream (A) and series (B)
 side by side with the B/A ratio of the medians. Per-packet figures divide
 by the packets the DUT moved in the cell's direction (netdev counters).
+A cell whose model counted descriptor errors or write-backs into a freed
+ring (MUST_BE_ZERO), or lacks those counters, is listed as FAILED and the
+report exits 1.
 """
 
 import collections
