@@ -119,3 +119,36 @@ def test_make_sweep(vars_, want):
                        cwd=ROOT, capture_output=True, text=True, check=False)
     assert p.returncode == 0, p.stderr
     assert want in p.stdout, p.stdout
+
+
+def test_run_gives_every_corner_its_settings(tmp_path, monkeypatch, capsys):
+    """sweep.py run: per corner the bench's TCP RX cells and the outage,
+    upstream vs series, REPS, every factor as --model; corner.json keeps
+    the settings and exit statuses (no VM: the commands are recorded)."""
+    cmds = []
+
+    class Done:
+        """subprocess.run's result."""
+        returncode = 0
+
+    monkeypatch.setattr(sweep.subprocess, "run",
+                        lambda cmd, check: cmds.append(cmd) or Done())
+    assert sweep.main(["run", "--reps", "3", "--out", str(tmp_path)]) == 0
+    assert len(cmds) == 2 * len(sweep.corners())
+    bench_cmd, outage_cmd = cmds[2], cmds[3]    # the rx-fifo-kib=12 corner
+    assert bench_cmd[1].endswith("lab/bench/bench.py")
+    assert bench_cmd[bench_cmd.index("--cells") + 1] == \
+        "tcp-rx-1500,tcp-rx-9000"
+    assert bench_cmd[bench_cmd.index("--reps") + 1] == "3"
+    assert outage_cmd[1].endswith("lab/bench/outage.py")
+    for cmd in (bench_cmd, outage_cmd):
+        models = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--model"]
+        assert models == ["rx-fifo-kib=12", "mac-disable-us=0",
+                          "dma-stop-us=0", "peer-pause=0", "wb-at-stop=1"]
+    c = json.loads((tmp_path / "rx-fifo-kib=12" / "corner.json").read_text())
+    assert c["rc"] == {"bench": 0, "outage": 0}
+    assert (tmp_path / "sweep.md").exists()
+    capsys.readouterr()
+    cmds.clear()
+    sweep.main(["run", "--arch", "armv7", "--out", str(tmp_path / "arm")])
+    assert not [c for c in cmds if c[1].endswith("outage.py")]
