@@ -23,7 +23,7 @@ FULL ?=
 # PYTEST_XDIST= runs them one after the other.
 PYTEST_XDIST ?= -n 3 --dist loadfile --no-loadscope-reorder
 
-.PHONY: help setup tree export check kernel qemu unit test bench e2e selftests soak outage arm-e2e arm-bench arm-selftests
+.PHONY: help setup tree export check kernel qemu unit test bench e2e selftests soak outage sweep arm-e2e arm-bench arm-selftests
 
 help:
 	@echo "make bench   main job: build, boot the emulated LAN7430, A/B bench upstream vs series, table"
@@ -36,6 +36,8 @@ help:
 	@echo "make kernel  build the x86_64 guest kernel (cached)"
 	@echo "make qemu    build QEMU with the lan7430 device model (cached)"
 	@echo "make outage  outage of live MTU changes, upstream vs series"
+	@echo "make sweep   the count cells and the outage at the corners of the model's unknowns"
+	@echo "             (FIFO size, stop latency, pause, write-back at stop; REPS=, FACTORIAL=1, ARCH=armv7)"
 	@echo "make soak    1000 live MTU/ring changes on the debug kernel (not CI)"
 	@echo "make e2e     guest e2e, upstream vs series module (STACK=6.12: the backport)"
 	@echo "make selftests  lan743x, hw and generic kselftests in the guest, upstream vs series"
@@ -68,7 +70,10 @@ test: setup
 	@$(PY) -m pytest -q -rs --durations=25 $(PYTEST_XDIST) tests
 
 # the bench in the guest of ARCH ($(1)); lab/bench/bench.py --help
-BENCH = $(PY) lab/bench/bench.py --arch $(1) $(if $(FULL),--full) $(if $(REPS),--reps $(REPS)) $(if $(CELLS),--cells $(CELLS)) $(if $(MODULES),--modules $(MODULES))
+# MODEL="rx-fifo-kib=12 peer-pause=1": properties of the emulated device
+# for the run (bench.py and outage.py --model)
+MODEL_ARGS = $(foreach m,$(MODEL),--model $(m))
+BENCH = $(PY) lab/bench/bench.py --arch $(1) $(if $(FULL),--full) $(if $(REPS),--reps $(REPS)) $(if $(CELLS),--cells $(CELLS)) $(if $(MODULES),--modules $(MODULES)) $(MODEL_ARGS)
 bench: setup
 	@$(call BENCH,$(ARCH))
 
@@ -87,7 +92,16 @@ soak: setup
 
 # Outage of live MTU changes, upstream vs the series (lab/bench/outage.py).
 outage: setup
-	@$(PY) lab/bench/outage.py $(if $(MODULES),--modules $(MODULES))
+	@$(PY) lab/bench/outage.py $(if $(MODULES),--modules $(MODULES)) $(if $(REPS),--reps $(REPS)) $(MODEL_ARGS)
+
+# The model's unknowns swept (lab/bench/sweep.py): make bench's TCP RX
+# cells at 1500 and 9000 and make outage, upstream vs series, at each
+# corner (one factor at a time from the model's defaults; FACTORIAL=1:
+# every combination), then the report (results/sweep-<time>/sweep.md).
+# ARCH=armv7: the bench cells only. Hours: not CI.
+SWEEP = $(PY) lab/bench/sweep.py run --arch $(1) $(if $(REPS),--reps $(REPS)) $(if $(FACTORIAL),--factorial)
+sweep: setup
+	@$(call SWEEP,$(ARCH))
 
 # The guest e2e (lab/guest/e2e.sh) with the upstream and the series'
 # module, one boot each (lab/vm/e2e.sh); ARCH=armv7: qemu-system-arm, the

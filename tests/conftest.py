@@ -1,5 +1,6 @@
 """Shared fixtures and helpers of the lab's tests, and the order make
 test runs the test files in."""
+import contextlib
 import os
 import shutil
 import subprocess
@@ -14,6 +15,8 @@ LAB = ROOT / "lab"
 # the lab's Python modules, by concern (check, bench, report, selftests, qmp)
 for _d in ("series", "bench", "selftests", "vm"):
     sys.path.insert(0, str(LAB / _d))
+# emulator/tests/vmrpc.py: the VM the tests boot (lab_vm())
+sys.path.append(str(ROOT / "emulator" / "tests"))
 DRV = "drivers/net/ethernet/microchip"
 
 
@@ -179,3 +182,70 @@ def echo_replies(vm):
     _rc, out = vm.sh("nstat -saz IcmpInEchoReps | "
                      "awk '$1 == \"IcmpInEchoReps\" {print $2}'")
     return int(out.strip() or 0)
+
+
+# The model's counters that must read 0 after every test that booted a VM
+# (report.py's MUST_BE_ZERO): descriptor errors the model detected, and
+# write-backs into a ring the driver had already replaced. A counter
+# missing from the model's JSON is a failure (an emulator older than the
+# lab), never a pass.
+MUST_BE_ZERO = ("desc_errors", "wb_freed_ring_writes")
+
+
+def model_clean(vm, when):
+    """Fail unless the MUST_BE_ZERO counters of VM's model read 0; WHEN
+    says at which point. The counters only grow: what an earlier check
+    reported (kept on the VM) is not reported again, so a later test fails
+    only for errors of its own. A VM that is gone (killed, crashed) is not
+    read: its test has failed already."""
+    if vm.proc.poll() is not None or vm.dut is None:
+        return
+    c = vm.dut.counters()
+    seen = vm.__dict__.setdefault("model_zero_seen", {})
+    missing = [k for k in MUST_BE_ZERO if k not in c]
+    if missing and not seen.get("missing"):
+        seen["missing"] = True
+        pytest.fail(f"{when}: the model's counters lack {', '.join(missing)}"
+                    " (an emulator older than the lab: rebuild it with "
+                    "emulator/build.sh)", pytrace=False)
+    bad = {k: c[k] - seen.get(k, 0) for k in MUST_BE_ZERO
+           if k in c and c[k] != seen.get(k, 0)}
+    seen.update({k: c[k] for k in MUST_BE_ZERO if k in c})
+    if bad:
+        pytest.fail(f"{when}: the model counted " + ", ".join(
+            f"{k} = {v}" for k, v in bad.items()) + " (must be 0; the "
+            "model's trace events lan743x_desc_* say which descriptor)",
+            pytrace=False)
+
+
+@contextlib.contextmanager
+def lab_vm(**kw):
+    """The shared VM of a test module's fixture: boots emulator/tests/
+    vmrpc.py's VM with KW (it boots again after a hung or crashed boot; a
+    VM that does not come up fails the test with its console's tail),
+    yields it, and at the end asserts the model's MUST_BE_ZERO counters
+    before it closes the VM. Each test that uses it is checked after its
+    body too (check_model_after_test)."""
+    # imported here: the unit tests import conftest without booting VMs
+    from vmrpc import VM, VMError  # pylint: disable=import-outside-toplevel
+    try:
+        v = VM(**kw)
+    except VMError as e:
+        pytest.fail(f"the lab VM did not boot: {str(e)[-1500:]}",
+                    pytrace=False)
+    try:
+        yield v
+        model_clean(v, "at the end of the module's tests (the VM's "
+                    "fixture teardown)")
+    finally:
+        v.close()
+
+
+@pytest.fixture(autouse=True)
+def check_model_after_test(request):
+    """After every test that uses a lab VM (the fixture "vm" of lab_vm()),
+    its model counted no descriptor error (model_clean)."""
+    yield
+    vm = getattr(request.node, "funcargs", {}).get("vm")
+    if hasattr(vm, "dut") and hasattr(vm, "proc"):
+        model_clean(vm, f"after {request.node.name}")

@@ -86,7 +86,11 @@ def test_bad_options_are_usage_errors(argv):
     ("selftests", ["ARCH=armv7"], "lab/selftests/selftests.py --arch armv7"),
     ("arm-selftests", [], "lab/selftests/selftests.py --arch armv7"),
     ("e2e", ["ARCH=armv7"], "ARCH=armv7 bash lab/vm/e2e.sh"),
-    ("arm-e2e", [], "ARCH=armv7 bash lab/vm/e2e.sh")])
+    ("arm-e2e", [], "ARCH=armv7 bash lab/vm/e2e.sh"),
+    ("bench", ["MODEL=rx-fifo-kib=12 peer-pause=1"],
+     "--model rx-fifo-kib=12 --model peer-pause=1"),
+    ("outage", ["MODEL=peer-pause=1"],
+     "lab/bench/outage.py   --model peer-pause=1")])
 def test_make_passes_arch_and_full(target, vars_, want):
     """What make runs for a target (make -n, the recipes of its setup
     prerequisite left out)."""
@@ -94,3 +98,17 @@ def test_make_passes_arch_and_full(target, vars_, want):
                        cwd=ROOT, capture_output=True, text=True, check=False)
     assert p.returncode == 0, p.stderr
     assert want in p.stdout, p.stdout
+
+
+def test_model_settings():
+    """--model KEY=VALUE, repeatable: ints in order, a later KEY wins;
+    they reach vm.sh as DUT_OPTS; a malformed one is a usage error."""
+    a = bench.bench_args(bench.__doc__, [
+        "--model", "rx-fifo-kib=12", "--model", "peer-pause=1",
+        "--model", "rx-fifo-kib=0x14"])
+    assert a.model == {"rx-fifo-kib": 20, "peer-pause": 1}
+    assert bench.dut_opts(a.model) == ",rx-fifo-kib=20,peer-pause=1"
+    assert bench.bench_args(bench.__doc__, []).model == {}
+    for bad in ("rx-fifo-kib", "rx-fifo-kib=big", "Rx=1", "x,y=1", "a=-1"):
+        with pytest.raises(ValueError):
+            bench.parse_model([bad])

@@ -6,22 +6,18 @@ Skips (with the reason) when vng, the QEMU build or the guest kernel are not
 available.  emulator/tests/fault-evidence.py records the same and more in
 detail; emulator/README.md ("Fault injection") has the resulting table.
 """
-import sys
 import time
 
 import pytest
 from conftest import (
     HANG_S,
-    ROOT,
     VM_STACKS,
     echo_replies,
     lab_built,
+    lab_vm,
     stack_env,
     vm_inputs,
 )
-
-sys.path.insert(0, str(ROOT / "emulator/tests"))
-from vmrpc import VM, VMError
 
 GOODPUT = 0.9415        # TCP/IPv4 goodput per wire bit at MTU 1500 (1448/1538)
 # Time and rates are never asserted here: the guest's clock follows the
@@ -51,19 +47,12 @@ def fixture_vm(stack):
     ko = lab_built(f"the {stack} base's lan743x module",
                    ["bash", "lab/kernel/kbuild.sh", "module", "guest", "base"],
                    env=stack_env(stack))
-    try:
-        v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
-               mods=f"{obj}/mods", ko=ko)
-    except VMError as e:
-        pytest.fail(f"the lab VM did not boot: {str(e)[-800:]}",
-                    pytrace=False)
-    try:
+    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
+                mods=f"{obj}/mods", ko=ko) as v:
         v.setup_net()
         # the faults fire on the next N frames: make those the replies
         v.pin_neighbours()
         yield v
-    finally:
-        v.close()
 
 
 def run_fault(vm, name, traffic, **kw):

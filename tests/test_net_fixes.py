@@ -42,7 +42,6 @@ build dir with mods/> and LAN743X_NET_FIXES_KO=<lan743x.ko> override them
 """
 import os
 import re
-import sys
 import time
 
 import pytest
@@ -51,14 +50,12 @@ from conftest import (
     ROOT,
     echo_replies,
     lab_built,
+    lab_vm,
     qemu_build,
     stack_env,
     vm_inputs,
     wait_until,
 )
-
-sys.path.insert(0, str(ROOT / "emulator/tests"))
-from vmrpc import VM, VMError
 
 #: stack -> the module with the fixes: the net stack is the fixes; the
 #: 6.12 backport starts with the same patches (series:N, N = their count)
@@ -121,19 +118,12 @@ def fixture_vm(request):
     module = MODULE or FIXED[stack]
     qemu, obj, ko = modules(stack, module)
     print(f"{stack}: module under test ({module}): {ko}")
-    try:
-        v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
-               mods=f"{obj}/mods", ko=ko)
-    except VMError as e:
-        pytest.fail(f"the lab VM did not boot: {str(e)[-800:]}",
-                    pytrace=False)
-    try:
+    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
+                mods=f"{obj}/mods", ko=ko) as v:
         v.load_mark = v.mark()
         v.setup_net()
         v.pin_neighbours()
         yield v
-    finally:
-        v.close()
 
 
 def model(vm, *keys):

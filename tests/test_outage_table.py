@@ -1,9 +1,12 @@
 """lab/bench/outage.py: the table totals lost packets, device drops and the
-emulator's FIFO holds per module, and says n/a where a figure is missing."""
+emulator's FIFO holds per module, says n/a where a figure is missing, gives
+the starvation rows per received frame and the line-rate estimate, and
+fails a repetition whose model counted descriptor errors."""
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab" / "bench"))
+import outage
 from outage import table
 
 
@@ -57,3 +60,67 @@ def test_model_counters_missing_is_na():
            "order": {}}
     t = rows(table(res, ["series"]))
     assert t["emulator rx_fifo_holds"] == ["n/a"]
+
+
+def zero_model(**kw):
+    """A repetition's model counters: the must-be-zero ones at 0, KW."""
+    return dict({"rx_fifo_holds": 0, "rx_drop_disabled": 0,
+                 "desc_errors": 0, "wb_freed_ring_writes": 0}, **kw)
+
+
+def test_starvation_rows_per_received_frame():
+    """Stalls, overflows, device drops and pause frames are divided by the
+    frames the model received, over all repetitions."""
+    m1 = zero_model(rx_frames=1000, rx_no_desc_stalls=100,
+                    rx_fifo_overflow=10, device_drops=30, tx_pause_frames=4)
+    m2 = zero_model(rx_frames=3000, rx_no_desc_stalls=0,
+                    rx_fifo_overflow=0, device_drops=10, tx_pause_frames=0)
+    res = {"outage": {"series": [run(0, 10, {}, m1), run(0, 10, {}, m2)]},
+           "order": {}}
+    t = rows(table(res, ["series"]))
+    assert t["frames finding no free RX descriptor, per received frame"] \
+        == ["0.025 (100 of 4000)"]
+    assert t["FIFO overflows (frames dropped, FIFO full), per received "
+             "frame"] == ["0.0025 (10 of 4000)"]
+    drops = next(k for k in t if k.startswith("frames dropped by the device"))
+    assert t[drops] == ["0.01 (40 of 4000)"]
+    assert t["pause frames sent, per received frame"] == ["0.001 (4 of 4000)"]
+    assert t["emulator desc_errors (must be 0)"] == ["0"]
+    assert not outage.failed(res)
+
+
+def test_descriptor_errors_fail_and_missing_counter_fails():
+    """A non-zero or missing must-be-zero counter fails the repetition."""
+    bad = run(0, 10, {}, zero_model(desc_errors=2))
+    old = run(0, 10, {}, {"rx_fifo_holds": 0, "rx_drop_disabled": 0})
+    res = {"outage": {"upstream": [bad], "series": [old]}, "order": {}}
+    t = rows(table(res, ["upstream", "series"]))
+    assert t["emulator desc_errors (must be 0)"] == ["FAILED: 2",
+                                                     "FAILED: missing"]
+    f = outage.failed(res)
+    assert "upstream rep 1: desc_errors = 2" in f
+    assert any(x.startswith("series rep 1: wb_freed_ring_writes missing")
+               for x in f)
+
+
+def test_line_rate_estimate():
+    """Window x 1 Gbit/s in frames, less what the FIFO holds when it kept
+    receiving (DMA stopped), never below 0."""
+    # 1 ms at 1 Gbit/s: 125000 bytes = 1000 frames of 105 + 20 bytes
+    assert outage.line_rate_lost(1.0, "mtu", 32, 105) == 1000
+    # 1518-byte frames: 125000 / 1538; a 32 KiB FIFO holds 21 of them
+    assert round(outage.line_rate_lost(1.0, "dma", 32, 1518), 3) == \
+        round(125000 / 1538 - 21, 3)
+    assert outage.line_rate_lost(0.01, "dma", 32, 1518) == 0
+    assert outage.line_rate_lost(None, "dma", 32, 1518) is None
+    r = dict(run(0, 10, {}, None), window_ms=[1.0, 2.0],
+             window_kind=["dma", "fifo"], rx_fifo_kib=12)
+    t = rows(table({"outage": {"series": [r]}, "order": {}}, ["series"]))
+    small = f"frames of {outage.OUTAGE_FRAME} bytes lost at 1 Gbit/s line " \
+        "rate, estimate (**)"
+    per = 125000 / (outage.OUTAGE_FRAME + 20)
+    held = 12 * 1024 // outage.OUTAGE_FRAME
+    want = (f"{outage.fmt((per - held + 2 * per) / 2)} "
+            f"[{outage.fmt(per - held)}, {outage.fmt(2 * per)}] n=2")
+    assert t[small] == [want]
+    assert t["RX FIFO per channel, KiB (rx-fifo-kib)"] == ["12"]

@@ -61,10 +61,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, lab_built, stack_env, vm_inputs
+from conftest import ROOT, lab_built, lab_vm, stack_env, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
-from vmrpc import DUT_IP, PEER_IP, VM, VMError
+from vmrpc import DUT_IP, PEER_IP
 
 STACK = "net-next"
 FLAVOURS = {"v1": "v1", "v2": "series"}     # flavour -> kbuild.sh revision
@@ -137,16 +137,11 @@ def fixture_vm(flavour):
     src = lab_built(f"the {STACK} source tree",
                     ["bash", "lab/kernel/kbuild.sh", "srcrepo"], env=env)
     print(f"module under test ({flavour}): {ko}")
-    try:
-        # two vCPUs (tests/conftest.py gives one): with one, v1 showed
-        # test_switch_drains_full_ring's loss less often (none in a make
-        # test run, on the third try alone); see TRIES there
-        v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
-               mods=f"{obj}/mods", ko=ko, cpus=2)
-    except VMError as e:
-        pytest.fail(f"the lab VM did not boot: {str(e)[-800:]}",
-                    pytrace=False)
-    try:
+    # two vCPUs (tests/conftest.py gives one): with one, v1 showed
+    # test_switch_drains_full_ring's loss less often (none in a make
+    # test run, on the third try alone); see TRIES there
+    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
+                mods=f"{obj}/mods", ko=ko, cpus=2) as v:
         # ynl from the base commit (the shared tree's checkout may move)
         d = Path(v.rw) / "ynl"
         d.mkdir()
@@ -177,8 +172,6 @@ def fixture_vm(flavour):
         _rc, out = v.sh(". /tmp/l7.env; cat /sys/class/net/$D/ifindex")
         v.ifindex = int(out.strip())
         yield v
-    finally:
-        v.close()
 
 
 def verdict(vm, ok, info):

@@ -46,13 +46,14 @@ from conftest import (
     ROOT,
     echo_replies,
     lab_built,
+    lab_vm,
     stack_env,
     vm_inputs,
     wait_until,
 )
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
-from vmrpc import DUT_IP, VM, VMError
+from vmrpc import DUT_IP
 
 KNOBS = ["rx-len-short", "rx-len-long", "rx-len-zero", "drop-fs", "drop-ls"]
 COUNTED = {"rx-len-long", "rx-len-zero", "drop-fs", "drop-ls"}
@@ -108,14 +109,9 @@ def fixture_vm(stack):
                         env=env)
     src = lab_built(f"the {stack} source tree",
                     ["bash", "lab/kernel/kbuild.sh", "srctree"], env=env)
-    try:
-        v = VM(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
-               mods=f"{obj}/mods", ko=series_ko)
-    except VMError as e:
-        pytest.fail(f"the lab VM did not boot: {str(e)[-800:]}",
-                    pytrace=False)
-    v.base_ko = base_ko
-    try:
+    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
+                mods=f"{obj}/mods", ko=series_ko) as v:
+        v.base_ko = base_ko
         # ynl (netlink page-pool-get) for the leak check: the library is
         # tools/net/ynl/pyynl/lib since 6.14 (7.3), tools/net/ynl/lib
         # before (6.12); a tree with neither fails, the check is not
@@ -136,8 +132,6 @@ def fixture_vm(stack):
         v.setup_net()
         v.pin_neighbours()
         yield v
-    finally:
-        v.close()
 
 
 # observe()'s guest command, after its own commands

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,11 +34,52 @@ class VMError(RuntimeError):
     """The guest did not come up, or a command in it failed."""
 
 
+#: boots of a VM before it fails: a boot that hangs is a lab event (under
+#: TCG a 2-vCPU guest has hung in PCI enumeration after virtme fell back
+#: from virtiofsd to 9p) and is killed and booted again, twice at most
+BOOTS = 3
+#: a boot that adds nothing to its console and log for this long before
+#: the guest's first command is hung (the kernel prints all through a
+#: boot; LAN743X_VM_SILENT_S overrides)
+SILENT_S = float(os.environ.get("LAN743X_VM_SILENT_S", "120"))
+#: vm.sh's exit status for a guest that crashed (a kernel panic)
+CRASHED = 86
+
+
+def descendants(pid):
+    """The ids of every process below PID (from /proc), children first."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", encoding="utf-8") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for c in kids.get(todo.pop(0), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
 class VM:
-    """A booted lab VM, its guest commands and the model's QMP socket."""
+    """A booted lab VM, its guest commands and the model's QMP socket.
+
+    A boot that prints nothing for SILENT_S s, does not reach the guest's
+    first command within boot_timeout s, or crashes (vm.sh exit 86) is
+    killed with everything it started and booted again, BOOTS boots in
+    all; each retry is logged (stderr, the VM's log, self.boot_retries).
+    boot_cmd (tests of this logic) replaces lab/vm/vm.sh's command line,
+    "{rw}" standing for the shared directory; qmp=False: no QMP socket to
+    connect to (self.dut is None)."""
 
     def __init__(self, qemu=None, kernel=None, mods=None, ko=None,
-                 dut_opts="", boot_timeout=300, log=None, cpus=None):
+                 dut_opts="", boot_timeout=300, log=None, cpus=None,
+                 boot_cmd=None, silent_s=None, qmp=True):
         self.rw = tempfile.mkdtemp(prefix="l7vm.", dir="/tmp")
         self.qmp_sock = os.path.join(self.rw, "qmp.sock")
         self.mods, self.ko = mods, ko
@@ -46,8 +88,12 @@ class VM:
         self.ifname = self.peer_ifname = None   # setup_net()
         self.last_iperf = None                  # iperf()
         self.log_path = log or os.path.join(self.rw, "vm.log")
+        # the kernel console (vm.sh), kept after the VM as vm.sh keeps it
+        fd, self.console_path = tempfile.mkstemp(
+            prefix="lan743x-lab-console.", dir="/tmp")
+        os.close(fd)
         env = dict(os.environ, QMP_SOCK=self.qmp_sock, VM_RWDIR=self.rw,
-                   DUT_OPTS=dut_opts)
+                   DUT_OPTS=dut_opts, VM_CONSOLE_LOG=self.console_path)
         if qemu:
             env["QEMU"] = qemu
         if kernel:
@@ -55,30 +101,92 @@ class VM:
         env.pop("MODDIR", None)
         if cpus:                # else lab/vm/vm.sh's VM_CPUS (default 2)
             env["VM_CPUS"] = str(cpus)
+        cmd = [str(ROOT / "lab/vm/vm.sh"), "bash",
+               str(ROOT / "emulator/tests/guest-rpc.sh"), self.rw]
+        cmd = [a.replace("{rw}", self.rw) for a in boot_cmd] if boot_cmd \
+            else ["bash"] + cmd
         # QEMU writes the console log as long as it runs: close() closes it
         self._logf = open(  # noqa: SIM115  # pylint: disable=consider-using-with
             self.log_path, "w", encoding="utf-8")
-        self.proc = subprocess.Popen(
-            ["bash", str(ROOT / "lab/vm/vm.sh"), "bash",
-             str(ROOT / "emulator/tests/guest-rpc.sh"), self.rw],
-            cwd=ROOT, env=env, stdout=self._logf, stderr=subprocess.STDOUT)
+        self.boot_retries = []
+        silent = SILENT_S if silent_s is None else silent_s
         t0 = time.time()
-        while not os.path.exists(os.path.join(self.rw, "guest.up")):
-            if self.proc.poll() is not None or time.time() - t0 > boot_timeout:
-                self.kill()
-                raise VMError("VM did not come up:\n" + self.log_tail())
-            time.sleep(0.2)
+        for boot in range(1, BOOTS + 1):
+            why = self._boot(cmd, env, boot_timeout, silent)
+            if why is None:
+                break
+            self.boot_retries.append(why)
+            msg = (f"vmrpc: boot {boot} of {BOOTS} failed: {why}"
+                   + ("; killed, booting again" if boot < BOOTS else ""))
+            print(msg, file=sys.stderr, flush=True)
+            self._logf.write(msg + "\n")
+            self._logf.flush()
+        else:
+            err = VMError(f"VM did not come up in {BOOTS} boots ("
+                          + "; ".join(self.boot_retries) + "):\n"
+                          + self.log_tail())
+            self._logf.close()
+            shutil.rmtree(self.rw, ignore_errors=True)
+            raise err
         self.boot_s = time.time() - t0
-        self.dut = Dut(self.qmp_sock)
+        self.dut = Dut(self.qmp_sock) if qmp else None
+
+    def _output_size(self):
+        """Bytes in the console and the log so far (growth = progress)."""
+        n = 0
+        for p in (self.console_path, self.log_path):
+            try:
+                n += os.path.getsize(p)
+            except OSError:
+                pass
+        return n
+
+    def _boot(self, cmd, env, boot_timeout, silent):
+        """Start one boot and wait for the guest's first command (its
+        guest.up): None when it came, else why the boot was killed (a
+        retry); a boot that ends otherwise raises VMError."""
+        up = os.path.join(self.rw, "guest.up")
+        if os.path.exists(up):
+            os.unlink(up)
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=self._logf,
+            stderr=subprocess.STDOUT)
+        t0 = last = time.time()
+        size = self._output_size()
+        while not os.path.exists(up):
+            now = time.time()
+            rc = self.proc.poll()
+            if rc is not None:
+                if rc == CRASHED:
+                    return f"the guest crashed before its first command " \
+                        f"(vm.sh exit {rc})"
+                raise VMError(f"VM did not come up (exit {rc}):\n"
+                              + self.log_tail())
+            if self._output_size() != size:
+                size, last = self._output_size(), now
+            if now - last > silent:
+                self.kill()
+                return f"no console output for {silent:g} s"
+            if now - t0 > boot_timeout:
+                self.kill()
+                return f"no guest command after {boot_timeout:g} s"
+            time.sleep(0.2)
+        return None
 
     # -- plumbing -----------------------------------------------------------
     def log_tail(self, n=3000):
-        """The last N characters of the VM's console log."""
-        try:
-            return Path(self.log_path).read_text(encoding="utf-8",
-                                                 errors="replace")[-n:]
-        except OSError:
-            return ""
+        """The last N characters of the VM's log (vm.sh, the guest
+        command's output), then of its kernel console."""
+        out = []
+        for what, p in (("log", self.log_path),
+                        ("console", self.console_path)):
+            try:
+                text = Path(p).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if text:
+                out.append(f"--- {what} ({p}), tail:\n{text[-n:]}")
+        return "\n".join(out)
 
     def sh(self, cmd, timeout=120):
         """Run cmd (bash) in the guest; returns (rc, output)."""
@@ -102,10 +210,17 @@ class VM:
         return rc, out
 
     def kill(self):
-        """Kill QEMU now (no shutdown)."""
+        """Kill the VM now (no shutdown): vm.sh and every process it
+        started (QEMU, virtme-ng, virtiofsd), by their ids."""
+        pids = descendants(self.proc.pid)
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait()
 
     def close(self):
         """Stop the guest (exit, then kill after 60 s) and clean up."""

@@ -32,6 +32,14 @@ matrix: every cell, both swiotlb settings and the guest's perf profiles
 (x86_64); TCP RX and TX at 1500 and RX at 9000 (armv7).
 --cells, --swiotlb, --secs and --reps override either.
 
+--model KEY=VALUE (repeatable) runs the emulated device with a property
+other than its default: it starts with it (vm.sh DUT_OPTS) and it is set
+again over QMP before each cell; the records hold the values read back.
+A cell whose model counted descriptor errors (desc_errors) or write-backs
+into a freed ring (wb_freed_ring_writes), or lacks those counters, is
+failed: the table lists it and the bench exits non-zero
+(lab/bench/report.py); so do such errors between cells (ZeroCheck).
+
 A crash of the emulated machine (vm.sh exit 86: a guest kernel panic) is a
 lab event: the guest is booted once more with the records received so far
 and bench_guest.py resumes at the repetition it lost; MAX_BOOTS crashes in
@@ -56,6 +64,7 @@ T0 = time.time()
 # after the lab's own directories: lab/guest/outage.py is not lab/bench/outage.py
 sys.path.append(str(LAB / "guest"))
 from bench_guest import ConsoleRpc, EchoFile
+from report import cell_faults
 
 ARCHES = ("x86_64", "armv7")
 #: the first run's cells (both arches) and the whole matrix per arch
@@ -89,41 +98,102 @@ def out_of(cmd, **kw):
     return p.stdout.strip().splitlines()[-1]
 
 
-def emulator_counters(sock, reset=False):
-    """The emulator's counters (dict) over the QMP socket SOCK; with reset,
-    zero them after reading."""
+def parse_model(items):
+    """{property: int} of the --model KEY=VALUE items (in their order; a
+    later KEY wins); ValueError names a malformed one."""
+    out = {}
+    for it in items or []:
+        k, sep, v = it.partition("=")
+        if not sep or not re.fullmatch(r"[a-z][a-z0-9-]*", k):
+            raise ValueError(f"--model {it!r}: KEY=VALUE, KEY a property "
+                             "of the lan7430 device (lab/vm/qmp.py KNOBS)")
+        try:
+            out[k] = int(v, 0)
+        except ValueError:
+            raise ValueError(f"--model {it!r}: VALUE must be an integer") \
+                from None
+        if out[k] < 0:
+            raise ValueError(f"--model {it!r}: VALUE must be >= 0")
+    return out
+
+
+def dut_opts(model):
+    """lab/vm/vm.sh's DUT_OPTS for the model settings: the device starts
+    with them (the driver's probe sees them), not only from the first
+    cell on."""
+    return "".join(f",{k}={v}" for k, v in model.items())
+
+
+def _qom(m, command, **args):
+    """The value of one QMP command on the DUT (RuntimeError on error)."""
+    r = m.cmd(command, path="/machine/peripheral/dut", **args)
+    # qemu.qmp's legacy cmd() returns the response or, in newer
+    # releases, just its "return" value
+    if isinstance(r, dict) and "error" in r:
+        raise RuntimeError(f"{command} {args}: {r['error']}")
+    return r.get("return") if isinstance(r, dict) else r
+
+
+def emulator_counters(sock, reset=False, model=None):
+    """The emulator's counters (dict) over the QMP socket SOCK; with reset
+    (a cell starts), first set the MODEL properties ({name: value}, --model)
+    and zero the counters after reading; with MODEL, the properties as the
+    device reads them back are in the dict's "model_settings"."""
     # imported when asked for: the tests and lab/bench/outage.py import
     # this module without talking QMP
     from qemu.qmp.legacy import QEMUMonitorProtocol  # pylint: disable=import-outside-toplevel
     m = QEMUMonitorProtocol(sock)
     m.connect()
     try:
-        r = m.cmd("qom-get", path="/machine/peripheral/dut",
-                  property="counters")
-        # qemu.qmp's legacy cmd() returns the response or, in newer
-        # releases, just its "return" value
-        val = r.get("return") if isinstance(r, dict) else r
-        data = json.loads(val) if isinstance(val, str) else val
         if reset:
-            m.cmd("qom-set", path="/machine/peripheral/dut",
-                  property="reset-counters", value=True)
+            for k, v in (model or {}).items():
+                _qom(m, "qom-set", property=k, value=v)
+        val = _qom(m, "qom-get", property="counters")
+        data = json.loads(val) if isinstance(val, str) else val
+        if model:
+            data["model_settings"] = {
+                k: _qom(m, "qom-get", property=k) for k in model}
+        if reset:
+            _qom(m, "qom-set", property="reset-counters", value=True)
         return data
     finally:
         m.close()
 
 
+class ZeroCheck:
+    """The model's must-be-zero counters (report.cell_faults) in the
+    snapshots taken when a cell starts: they cover what happened between
+    two cells (module loads, MTU changes, link downs), which no record
+    holds; the records' own snapshots are checked by report.py."""
+
+    def __init__(self):
+        self.faults = []
+
+    def check(self, data, what):
+        """Note the faults of the counter snapshot DATA (taken at WHAT)."""
+        for f in cell_faults({"emulator": data}):
+            self.faults.append(f"{what}: {f}")
+            progress(f"error: model counters {what}: {f}")
+
+
 class CounterServer(threading.Thread):
     """Answer req-N.json files in rpc_dir with the emulator's counters."""
 
-    def __init__(self, rpc_dir, sock):
+    def __init__(self, rpc_dir, sock, model=None, zero=None):
         super().__init__(daemon=True)
         self.rpc_dir, self.sock = Path(rpc_dir), sock
+        self.model, self.zero = model or {}, zero or ZeroCheck()
         self.stop = False
         self.errors = 0
 
-    def qmp(self, reset):
-        """The emulator's counters (zeroed after reading with RESET)."""
-        return emulator_counters(self.sock, reset)
+    def qmp(self, reset, n="?"):
+        """The emulator's counters (zeroed after reading with RESET, the
+        model settings applied before: a cell starts); N: the request."""
+        data = emulator_counters(self.sock, reset, self.model)
+        if reset:
+            self.zero.check(data, f"before the cell of {self.rpc_dir.name} "
+                            f"request {n}")
+        return data
 
     def run(self):
         """Answer each new request until stop is set."""
@@ -136,7 +206,7 @@ class CounterServer(threading.Thread):
                 n = req.stem.split("-", 1)[1]
                 try:
                     ask = json.loads(req.read_text())
-                    data = self.qmp(bool(ask.get("reset")))
+                    data = self.qmp(bool(ask.get("reset")), n)
                 except Exception as e:  # noqa: BLE001  # pylint: disable=broad-exception-caught
                     # any failure is reported to the guest, never kills the bench
                     self.errors += 1
@@ -182,7 +252,8 @@ MAX_BOOTS = 3
 
 def bench_args(doc, argv=None):
     """The bench's options (--arch, --full, --reps, --secs, --cells,
-    --swiotlb, --modules, --variant, --out; BENCH_* in the environment),
+    --swiotlb, --modules, --variant, --model, --out; BENCH_* in the
+    environment),
     parsed, with the defaults of the arch and of --full filled in."""
     ap = argparse.ArgumentParser(
         description=doc.split("\n")[0],
@@ -209,8 +280,19 @@ def bench_args(doc, argv=None):
     ap.add_argument("--variant", default=None,
                     help="kernel variant (default: bench on x86_64, no "
                     "DMA_API_DEBUG; armv7-virt on armv7)")
+    ap.add_argument("--model", action="append", default=[],
+                    metavar="KEY=VALUE",
+                    help="a property of the emulated device for the run "
+                    "(repeatable), e.g. --model rx-fifo-kib=12 --model "
+                    "peer-pause=1: the device starts with it and it is set "
+                    "again over QMP before each cell; the records and the "
+                    "table's heading carry the value read back")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
+    try:
+        args.model = parse_model(args.model)
+    except ValueError as e:
+        ap.error(str(e))
     full = FULL[args.arch]
     if args.cells is None:
         args.cells = full["cells"] if args.full else SUBSET_CELLS
@@ -272,8 +354,9 @@ class Boot:
     """One guest boot: reads vm.sh's output (armv7), answers counter requests,
     appends the records to RESULTS/records.jsonl."""
 
-    def __init__(self, out, sock, log):
+    def __init__(self, out, sock, log, model=None, zero=None):
         self.out, self.sock, self.log = out, sock, log
+        self.model, self.zero = model or {}, zero or ZeroCheck()
         self.snaps, self.records, self.bad, self.late = {}, 0, 0, []
         self.margin = float(os.environ.get("LAN743X_RPC_MARGIN", "2"))
 
@@ -289,7 +372,11 @@ class Boot:
             _, n, reset = p
             t0 = time.time()
             try:
-                self.snaps[n] = emulator_counters(self.sock, reset)
+                self.snaps[n] = emulator_counters(self.sock, reset,
+                                                  self.model)
+                if reset:
+                    self.zero.check(self.snaps[n],
+                                    f"before the cell of request {n}")
             except Exception as e:  # noqa: BLE001  # pylint: disable=broad-exception-caught
                 # any failure goes into the record, never kills the bench
                 self.snaps[n] = {"error": f"{type(e).__name__}: {e}"}
@@ -325,16 +412,17 @@ def x86_64_guest(args, mods, out, rpc, sw):
     return guest
 
 
-def run_x86_64(args, out, obj, mods, qemu):
+def run_x86_64(args, out, obj, mods, qemu, zero):
     """One boot per swiotlb setting; the guest shares the results
-    directory (records, counter requests: CounterServer)."""
+    directory (records, counter requests: CounterServer); ZERO collects
+    the model's descriptor errors between cells."""
     ynl = str(Path(out_of(["bash", str(LAB / "kernel" / "kbuild.sh"),
                            "srcrepo"]), "tools/net/ynl"))
     for sw in [s for s in args.swiotlb.split(",") if s]:
         rpc = out / f"rpc-{sw}"
         rpc.mkdir(exist_ok=True)
         sock = f"/tmp/lan743x-bench-{os.getpid()}-{sw}.sock"
-        server = CounterServer(rpc, sock)
+        server = CounterServer(rpc, sock, args.model, zero)
         server.start()
         guest = x86_64_guest(args, mods, out, rpc, sw)
         env = dict(os.environ, ARCH="x86_64",
@@ -345,6 +433,7 @@ def run_x86_64(args, out, obj, mods, qemu):
                    # many modules x cells x reps under TCG
                    VM_TIMEOUT=os.environ.get("VM_TIMEOUT", "14400"),
                    VM_APPEND="swiotlb=force" if sw == "force" else "",
+                   DUT_OPTS=dut_opts(args.model),
                    # ynl of the base (page_pool pages over netlink)
                    LAN743X_YNL=ynl)
         # a crash of the emulated machine (vm.sh's 86: a guest kernel panic,
@@ -370,10 +459,11 @@ def run_x86_64(args, out, obj, mods, qemu):
             progress(f"warning: {server.errors} counter snapshots failed")
 
 
-def run_armv7(args, out, obj, mods, qemu, rootfs, meta):
+def run_armv7(args, out, obj, mods, qemu, rootfs, meta, zero):
     """Boots of the ARMv7 guest until the bench ends without a crash (at
     most MAX_BOOTS): the modules go into its initramfs, records and
-    counter requests come over the console (Boot); returns vm.sh's exit
+    counter requests come over the console (Boot); ZERO collects the
+    model's descriptor errors between cells; returns vm.sh's exit
     status."""
     sock = f"/tmp/lan743x-arm-bench-{os.getpid()}.sock"
     guest = ["python3", "lab/guest/bench_guest.py"]
@@ -383,7 +473,7 @@ def run_armv7(args, out, obj, mods, qemu, rootfs, meta):
               "--cells", args.cells, "--out", GUEST_OUT, "--rpc", "console",
               "--echo-records", "--ftrace", FTRACE, "--tag", ARM_TAG]
     env = dict(os.environ, ARCH="armv7", KERNEL=str(obj), QEMU=qemu,
-               ROOTFS=rootfs, QMP_SOCK=sock,
+               ROOTFS=rootfs, QMP_SOCK=sock, DUT_OPTS=dut_opts(args.model),
                VM_TIMEOUT=os.environ.get("VM_TIMEOUT", "10800"))
     rc = None
     for boot in range(1, MAX_BOOTS + 1):
@@ -407,7 +497,7 @@ def run_armv7(args, out, obj, mods, qemu, rootfs, meta):
                  f"{', '.join(mods)}, {args.reps} reps, {args.cells}")
         t0 = time.time()
         with open(out / f"guest-{boot}.log", "w", encoding="utf-8") as log:
-            b = Boot(out, sock, log)
+            b = Boot(out, sock, log, args.model, zero)
             p = subprocess.Popen(cmd + ["--"] + guest, env=env, text=True,
                                  stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, errors="replace")
@@ -451,6 +541,7 @@ def main():
     progress(f"{arch} bench: {args.modules}, cells "
              f"{args.cells or 'all'}, {args.reps} reps x {args.secs} s"
              + (f", swiotlb {args.swiotlb}" if args.swiotlb else "")
+             + "".join(f", {k}={v}" for k, v in args.model.items())
              + f"; results in {out}")
 
     progress(f"kernel ({args.variant})")
@@ -470,15 +561,22 @@ def main():
                 str(p.relative_to(ROOT / "patches"))
                 for s in ("net", "net-next")
                 for p in (ROOT / "patches" / s).glob("0*.patch")),
-            "emulated": True}
+            "emulated": True,
+            # the device's properties asked for (--model; the records
+            # hold them as read back)
+            "model": args.model}
     rc = 0
+    zero = ZeroCheck()
     if arch == "x86_64":
         (out / "meta.json").write_text(json.dumps(meta, indent=1))
-        run_x86_64(args, out, obj, mods, qemu)
+        run_x86_64(args, out, obj, mods, qemu, zero)
     else:
         rootfs = out_of(["bash", str(LAB / "vm" / "rootfs-arm.sh")])
         meta.update(rootfs=rootfs, tag=ARM_TAG, ftrace=FTRACE, boots=[])
-        rc = run_armv7(args, out, obj, mods, qemu, rootfs, meta)
+        rc = run_armv7(args, out, obj, mods, qemu, rootfs, meta, zero)
+    meta = json.loads((out / "meta.json").read_text())
+    meta["between_cells_faults"] = zero.faults
+    (out / "meta.json").write_text(json.dumps(meta, indent=1))
 
     progress("report")
     rrc = subprocess.run([sys.executable, str(LAB / "bench" / "report.py"),
@@ -487,6 +585,10 @@ def main():
         sys.exit(f"error: the guest bench failed (vm.sh exit {rc}"
                  + (", the guest crashed on every boot" if rc == 86 else "")
                  + ")")
+    if zero.faults:
+        sys.exit(f"error: the model counted descriptor errors between "
+                 f"cells ({len(zero.faults)}; meta.json "
+                 "between_cells_faults)")
     sys.exit(rrc)
 
 

@@ -5,6 +5,9 @@ Per (swiotlb setting, cell, module) each metric is reduced to median, min
 and max over the repetitions; the table shows upstream (A) and series (B)
 side by side with the B/A ratio of the medians. Per-packet figures divide
 by the packets the DUT moved in the cell's direction (netdev counters).
+A cell whose model counted descriptor errors or write-backs into a freed
+ring (MUST_BE_ZERO), or lacks those counters, is listed as FAILED and the
+report exits 1.
 """
 
 import collections
@@ -28,6 +31,78 @@ def caller_keys(recs):
     calls from it, not an unknown number."""
     return {f"{k} calls/pkt" for r in recs
             for k in (r.get("trace") or {}).get("fn_callers") or {}}
+
+
+#: the model's counters that must stay 0 in every cell: descriptor
+#: errors the model detected (bad OWN, FS/LS/EXT sequence, length, tail),
+#: and write-backs into a ring the driver had already replaced
+MUST_BE_ZERO = ("desc_errors", "wb_freed_ring_writes")
+ZERO_LABELS = {"desc_errors": "emu descriptor errors (must be 0)",
+               "wb_freed_ring_writes":
+                   "emu write-backs into a freed ring (must be 0)"}
+#: the device's drop counters that are not frames lost: rx_drop_filter
+#: counts frames the address filter refused (not for this station)
+NOT_LOST = ("rx_drop_filter",)
+
+
+def device_drops(emu):
+    """Frames the device dropped (lost), from the model's counters EMU:
+    every rx_drop_* counter but the address filter's (frames larger than
+    the ring, too long for MTU, receiver/FIFO disabled, FIFO in reset, and
+    any added later), plus the FIFO overflows (rx_fifo_overflow, per
+    channel) and the frames an FCT reset emptied (rx_fifo_flushed); None
+    without counters."""
+    if not emu or "error" in emu or "rx_frames" not in emu:
+        return None
+    n = sum(v for k, v in emu.items() if k.startswith("rx_drop_")
+            and k not in NOT_LOST and isinstance(v, int))
+    return n + sum(emu.get("rx_fifo_overflow") or []) + \
+        emu.get("rx_fifo_flushed", 0)
+
+
+def starvation(rec, emu):
+    """The starvation rows of one record, per frame of the cell's
+    direction (None where the model's counter is missing): frames that
+    found no free RX descriptor (they waited in the FIFO), FIFO overflows,
+    all frames the device dropped, pause frames the device sent."""
+    def pp(v):
+        return None if v is None else per_pkt(rec, v)
+    ovf = emu.get("rx_fifo_overflow")
+    return {
+        # frames that found no free RX descriptor and waited in the
+        # device's FIFO (a FIFO that fills drops, or sends pause)
+        "emu RX frames finding no descriptor/pkt":
+            pp(emu.get("rx_no_desc_stalls")),
+        "emu RX FIFO overflows (frames dropped, FIFO full)/pkt":
+            None if ovf is None else pp(sum(ovf)),
+        "emu RX frames dropped by the device/pkt": pp(device_drops(emu)),
+        "emu pause frames sent/pkt": pp(emu.get("tx_pause_frames")),
+        # frames dropped because the ring's buffers could never hold them:
+        # rx_drop_no_desc counts only these, not frames without a free
+        # descriptor (those are the first row)
+        "emu RX drops, frame larger than the ring":
+            emu.get("rx_drop_no_desc"),
+    }
+
+
+def cell_faults(rec):
+    """Why the model's counters fail the cell of record REC: a
+    MUST_BE_ZERO counter non-zero or missing (an emulator older than the
+    lab), or no counters at all; [] when it passes or ran without the
+    emulator (a board)."""
+    if "emulator" not in rec:
+        return []
+    emu = rec["emulator"] or {}
+    if "error" in emu or not emu:
+        return [f"no model counters to check ({emu.get('error', 'empty')})"]
+    out = []
+    for k in MUST_BE_ZERO:
+        if k not in emu:
+            out.append(f"{k} missing from the model's counters (an "
+                       "emulator older than the lab: emulator/build.sh)")
+        elif emu[k]:
+            out.append(f"{k} = {emu[k]}")
+    return out
 
 
 def metrics(rec, callers=()):
@@ -115,15 +190,9 @@ def metrics(rec, callers=()):
         m["TX tail writes/pkt"] = per_pkt(rec, tx_tail)
         m["emu IRQs/pkt"] = per_pkt(rec, sum(emu.get("irq_per_vector", [])))
         m["emu RX frames"] = emu.get("rx_frames")
-        # frames that found no free RX descriptor and waited in the
-        # device's FIFO (a FIFO that fills drops, or sends pause)
-        # (absent from the records of models older than that counter)
-        stalls = emu.get("rx_no_desc_stalls")
-        m["emu RX frames finding no descriptor/pkt"] = \
-            None if stalls is None else per_pkt(rec, stalls)
-        # frames dropped because the ring's buffers could never hold them
-        m["emu RX drops, frame larger than the ring"] = \
-            emu.get("rx_drop_no_desc")
+        m.update(starvation(rec, emu))
+        for k in MUST_BE_ZERO:
+            m[ZERO_LABELS[k]] = emu.get(k)
     if "pages_pinned_per_queue" in rec:
         # pages lan743x freed at `ip link set down` after this run, per RX
         # queue (bench_guest.py pinned_after)
@@ -137,6 +206,30 @@ def metrics(rec, callers=()):
         m["page_pool pages, busiest queue (inflight)"] = \
             max(rec["pool_pages"].values())
     return m
+
+
+def failed_cells(recs):
+    """'tag cell module rep: why' for every record whose model counters
+    fail it (cell_faults)."""
+    return [f"{r.get('tag') or 'default'} {r['cell']} {r['module']} rep "
+            f"{r.get('rep', '?')}: {'; '.join(f)}"
+            for r in recs for f in [cell_faults(r)] if f]
+
+
+def model_settings(d, recs):
+    """{property: value} of the run's --model settings: as the device
+    read them back (the records' emulator.model_settings), else as asked
+    (meta.json "model"); {} for the model's defaults."""
+    got = {}
+    for r in recs:
+        got.update((r.get("emulator") or {}).get("model_settings") or {})
+    if got:
+        return got
+    try:
+        meta = json.loads((Path(d) / "meta.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return dict(meta.get("model") or {})
 
 
 def reduce(values):
@@ -200,6 +293,10 @@ def main():
               "loaded in turn in the same VM; X/A = ratio of medians. "
               "Throughput and CPU are emulated figures; per-packet counters "
               "are the primary ones."), ""]
+    settings = model_settings(d, recs)
+    if settings:
+        lines += ["Model settings (--model, read back from the device): "
+                  + ", ".join(f"{k}={v}" for k, v in settings.items()), ""]
     if not any(r.get("emulator") for r in recs):
         lines += [("No emulator counters in these records (real hardware, "
                    "or the counter RPC failed): doorbell columns are n/a."),
@@ -243,6 +340,11 @@ def main():
     if noisy:
         lines += ["Noisy cells (max-min above 20% of the median):", ""]
         lines += [f"- {n}" for n in noisy] + [""]
+    failed = failed_cells(recs)
+    if failed:
+        lines += [("FAILED cells (the model's descriptor-error counters, "
+                   "which must be 0):"), ""]
+        lines += [f"- {f}" for f in failed] + [""]
     b = others[-1]
     (d / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -265,6 +367,11 @@ def main():
             fig.savefig(d / "ratios.png", dpi=120)
     except ImportError:
         print("note: matplotlib missing, no plots", file=sys.stderr)
+    if failed:
+        print(f"error: {len(failed)} cell(s) failed the model's "
+              "descriptor-error check (table.md, FAILED cells)",
+              file=sys.stderr)
+        return 1
     return 0
 
 

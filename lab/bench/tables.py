@@ -9,8 +9,10 @@ The README quotes the bench's figures in blocks between markers:
 
 This script computes the results block from the runs' summary.json files
 (median, min and max over the repetitions, as lab/bench/report.py writes
-them), copies the bench-sample block's rows from a run's table.md, and
-rewrites the blocks in place. With --check it changes nothing and exits 1
+them; a row added to report.py after a run was summarised is computed
+from that run's records.jsonl by report.py's metrics()), copies the
+bench-sample block's rows from a run's table.md, and rewrites the blocks
+in place. With --check it changes nothing and exits 1
 when a block differs from what the runs give (a hand-edited figure, a run
 replaced without regenerating), so that `make test` catches the drift
 (tests/test_readme_tables.py).
@@ -89,6 +91,22 @@ RESULT_ROWS = [
     ("frames that found no free RX descriptor/frame", "ARMv7", ARM, ARM_TAG,
      "tcp-rx-{mtu}", "emu RX frames finding no descriptor/pkt",
      (1500, 9000)),
+    ("RX FIFO overflows (frames dropped, FIFO full)/frame", "x86_64", X86,
+     "swiotlb=off", "tcp-rx-{mtu}",
+     "emu RX FIFO overflows (frames dropped, FIFO full)/pkt", (1500, 9000)),
+    ("RX FIFO overflows (frames dropped, FIFO full)/frame", "ARMv7", ARM,
+     ARM_TAG, "tcp-rx-{mtu}",
+     "emu RX FIFO overflows (frames dropped, FIFO full)/pkt", (1500, 9000)),
+    ("RX frames dropped by the device/frame", "x86_64", X86, "swiotlb=off",
+     "tcp-rx-{mtu}", "emu RX frames dropped by the device/pkt",
+     (1500, 9000)),
+    ("RX frames dropped by the device/frame", "ARMv7", ARM, ARM_TAG,
+     "tcp-rx-{mtu}", "emu RX frames dropped by the device/pkt",
+     (1500, 9000)),
+    ("pause frames sent/frame", "x86_64", X86, "swiotlb=off",
+     "tcp-rx-{mtu}", "emu pause frames sent/pkt", (1500, 9000)),
+    ("pause frames sent/frame", "ARMv7", ARM, ARM_TAG,
+     "tcp-rx-{mtu}", "emu pause frames sent/pkt", (1500, 9000)),
     ("pages held per RX queue after the run", "x86_64", PINNED,
      "swiotlb=off", "tcp-rx-{mtu}",
      "pages held per RX queue after the run (freed at down)", (1500, 9000)),
@@ -145,12 +163,31 @@ def summary(run):
     return _cache[run]
 
 
+def from_records(run, tag, cell, module, metric):
+    """The stats of one metric computed from the run's records.jsonl by
+    lab/bench/report.py's metrics(): for a row added after the run's
+    summary.json was written; None when the records lack it too."""
+    sys.path.insert(0, str(ROOT / "lab" / "bench"))
+    from report import metrics, reduce  # pylint: disable=import-outside-toplevel
+    path = MEASUREMENTS / run / "records.jsonl"
+    if not path.exists():
+        return None
+    if ("records", run) not in _cache:
+        _cache["records", run] = [json.loads(x) for x in
+                                  path.read_text().splitlines() if x.strip()]
+    recs = _cache["records", run]
+    return reduce([metrics(r).get(metric) for r in recs
+                   if r.get("tag", "") == tag and r.get("cell") == cell
+                   and r.get("module") == module])
+
+
 def lookup(run, tag, cell, module, metric):
-    """The stats of one metric, or None when the run lacks it."""
+    """The stats of one metric (the run's summary.json, else its records),
+    or None when the run lacks it."""
     try:
         return summary(run)[tag][cell][module][metric]
     except KeyError:
-        return None
+        return from_records(run, tag, cell, module, metric)
 
 
 def results_block():

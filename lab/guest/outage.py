@@ -101,14 +101,17 @@ def window(evs, t0, t1):
     the last lan743x_rx_enable() (FIFO and DMA stopped), else, when the
     change did not restart the channels (6.12 only stops and restarts MAC
     RX, inside ndo_change_mtu), the whole ndo_change_mtu call, an upper
-    bound. None if the probes saw no call."""
+    bound. (None, None) if the probes saw no call, else (ms, kind): kind
+    "dma" (DMA stopped, FIFO receiving), "fifo" (FIFO and DMA stopped) or
+    "mtu" (the whole ndo_change_mtu)."""
     ev = [(t, n) for t, n in evs if t0 <= t <= t1]
-    for start, end in (("dms", "dme"), ("rxd", "rxe"), ("cmi", "cmo")):
+    for start, end, kind in (("dms", "dme", "dma"), ("rxd", "rxe", "fifo"),
+                             ("cmi", "cmo", "mtu")):
         ts = [t for t, n in ev if n == start]
         te = [t for t, n in ev if n == end]
         if ts and te:
-            return (max(te) - min(ts)) * 1000
-    return None
+            return (max(te) - min(ts)) * 1000, kind
+    return None, None
 
 
 def udp_rcvbuf_errors():
@@ -198,7 +201,8 @@ def main():
                                 ("drop", "err", "miss", "fifo", "discard"))},
            "socket_drops": udp_rcvbuf_errors() - sockdrop0,
            "probe_events": len(evs),
-           "lost": [], "gap_ms": [], "cmd_ms": [], "window_ms": []}
+           "lost": [], "gap_ms": [], "cmd_ms": [], "window_ms": [],
+           "window_kind": []}
     for t0, t1 in changes:
         w = [(t, s) for t, s in arr if t0 - 0.1 <= t <= t1 + 0.5]
         if len(w) < 2:
@@ -209,7 +213,9 @@ def main():
         res["lost"].append((w[-1][1] - w[0][1] + 1) - len({s for _, s in w}))
         res["cmd_ms"].append((t1 - t0) * 1000)
         if probed:
-            res["window_ms"].append(window(evs, t0, t1))
+            ms, kind = window(evs, t0, t1)
+            res["window_ms"].append(ms)
+            res["window_kind"].append(kind)
     base = [(b[0] - a[0]) * 1000 for a, b in itertools.pairwise(arr)
             if b[0] < changes[0][0] - 0.1]
     res["baseline_gap_ms_max"] = max(base) if base else None

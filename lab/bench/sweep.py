@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""What we do not know about the silicon, swept (``make sweep``).
+
+The model's figures rest on parameters nobody has measured on a LAN7430:
+the RX FIFO's size, the fixed part of a MAC RX disable and a DMA stop, a
+link partner that honours pause or ignores it, and what a stop does with
+pending descriptor write-backs. ``run`` runs the count cells (TCP RX at MTU
+1500 and 9000, upstream vs series: lab/bench/bench.py; the live MTU
+change: lab/bench/outage.py) at the corners of those unknowns, each corner
+with every factor given explicitly (--model); ``report`` prints, per
+figure, upstream vs series median [min, max] at each corner and whether
+the direction (series <= upstream, or >) holds at every corner or
+depends on a factor.
+
+Corners: the base (the model's defaults, the unkind ends) and one factor
+at a time flipped to its other end (--mid adds the FIFO's middle value);
+--factorial: every combination (16 corners, about 8 hours on two cores).
+
+    python3 lab/bench/sweep.py run [--reps 5] [--arch x86_64|armv7]
+                                   [--factorial] [--mid] [--out DIR]
+    python3 lab/bench/sweep.py report DIR
+
+ARCH=armv7 runs the bench cells only (the outage is x86_64's). Output:
+DIR/<corner>/{corner.json,bench/,outage/}, DIR/sweep.md.
+"""
+
+import argparse
+import itertools
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report import fmt, metrics, reduce
+
+LAB = Path(__file__).resolve().parents[1]
+ROOT = LAB.parent
+
+#: (factor, its levels: the base first, then the other end(s)); a level
+#: is the device properties it sets (lab/vm/qmp.py KNOBS)
+FACTORS = [
+    ("rx-fifo-kib", [{"rx-fifo-kib": 32}, {"rx-fifo-kib": 12}]),
+    ("stop-fixed-us", [{"mac-disable-us": 0, "dma-stop-us": 0},
+                       {"mac-disable-us": 100, "dma-stop-us": 100}]),
+    ("peer-pause", [{"peer-pause": 0}, {"peer-pause": 1}]),
+    ("wb-at-stop", [{"wb-at-stop": 1}, {"wb-at-stop": 0}]),
+]
+#: --mid: the FIFO's middle value, one more level of rx-fifo-kib
+MID = {"rx-fifo-kib": 20}
+CELLS = ("tcp-rx-1500", "tcp-rx-9000")
+#: (figure, source, metric): bench figures per received frame (report.py's
+#: metric names) and the outage's frames lost per MTU change
+FIGURES = [
+    ("frames finding no free RX descriptor/frame", "bench",
+     "emu RX frames finding no descriptor/pkt"),
+    ("RX FIFO overflows/frame", "bench",
+     "emu RX FIFO overflows (frames dropped, FIFO full)/pkt"),
+    ("RX frames dropped by the device/frame", "bench",
+     "emu RX frames dropped by the device/pkt"),
+    ("pause frames sent/frame", "bench", "emu pause frames sent/pkt"),
+    ("frames lost per MTU change", "outage", "lost"),
+]
+MODULES = ("upstream", "series")
+
+
+def levels(mid=False):
+    """[(factor, [level, ...])] with --mid's extra FIFO level."""
+    out = []
+    for name, lv in FACTORS:
+        lv = list(lv)
+        if mid and name == "rx-fifo-kib":
+            lv.insert(1, MID)
+        out.append((name, lv))
+    return out
+
+
+def level_name(factor, level):
+    """'factor=value' of one level (the value of its first property)."""
+    return f"{factor}={next(iter(level.values()))}"
+
+
+def corners(factorial=False, mid=False):
+    """[(corner name, {factor: level index}, {property: value})]: the base,
+    then one factor at a time at each other level (factorial: every
+    combination, the base first)."""
+    fl = levels(mid)
+    if factorial:
+        combos = list(itertools.product(*[range(len(lv)) for _, lv in fl]))
+    else:
+        combos = [tuple(0 for _ in fl)]
+        for i, (_, lv) in enumerate(fl):
+            for j in range(1, len(lv)):
+                combos.append(tuple(j if k == i else 0
+                                    for k in range(len(fl))))
+    out = []
+    for c in combos:
+        model, names = {}, []
+        for (factor, lv), j in zip(fl, c):
+            model.update(lv[j])
+            if j:
+                names.append(level_name(factor, lv[j]))
+        out.append(("+".join(names) or "base",
+                    {f: j for (f, _), j in zip(fl, c)}, model))
+    return out
+
+
+def model_args(model):
+    """--model KEY=VALUE arguments of bench.py and outage.py."""
+    return [a for k, v in model.items() for a in ("--model", f"{k}={v}")]
+
+
+def run(args):
+    """Run bench (and outage on x86_64) at every corner; then report."""
+    out = Path(args.out or ROOT / "results" /
+               time.strftime("sweep-%Y%m%d-%H%M%S"))
+    out.mkdir(parents=True, exist_ok=True)
+    todo = corners(args.factorial, args.mid)
+    print(f"sweep: {len(todo)} corners, {args.reps} reps, {args.arch}; "
+          f"results in {out}", file=sys.stderr, flush=True)
+    for i, (name, lv, model) in enumerate(todo, 1):
+        d = out / name
+        d.mkdir(exist_ok=True)
+        rcs = {}
+        jobs = [("bench", [sys.executable, str(LAB / "bench" / "bench.py"),
+                           "--arch", args.arch, "--reps", str(args.reps),
+                           "--cells", ",".join(CELLS), "--modules",
+                           ",".join(MODULES), "--out", str(d / "bench")]
+                 + (["--swiotlb", "off"] if args.arch == "x86_64" else []))]
+        if args.arch == "x86_64":
+            jobs.append(("outage", [sys.executable,
+                                    str(LAB / "bench" / "outage.py"),
+                                    "--reps", str(args.reps), "--modules",
+                                    ",".join(MODULES), "--out",
+                                    str(d / "outage")]))
+        for what, cmd in jobs:
+            print(f"sweep: corner {i}/{len(todo)} {name}: {what}",
+                  file=sys.stderr, flush=True)
+            rcs[what] = subprocess.run(cmd + model_args(model),
+                                       check=False).returncode
+        (d / "corner.json").write_text(json.dumps(
+            {"name": name, "levels": lv, "model": model, "rc": rcs},
+            indent=1))
+    text, _ = report(out)
+    print(text)
+    return 0
+
+
+def load_corner(d):
+    """{(figure, cell, module): [values]} of one corner directory."""
+    vals = {}
+    rec_file = d / "bench" / "records.jsonl"
+    if rec_file.exists():
+        for line in rec_file.read_text().splitlines():
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            m = metrics(r)
+            for fig, src, key in FIGURES:
+                if src == "bench" and r.get("cell") in CELLS:
+                    vals.setdefault((fig, r["cell"], r["module"]),
+                                    []).append(m.get(key))
+    out_file = d / "outage" / "outage.json"
+    if out_file.exists():
+        res = json.loads(out_file.read_text())
+        for fig, src, key in FIGURES:
+            if src == "outage":
+                for mod, runs in res["outage"].items():
+                    vals.setdefault((fig, "mtu-change", mod), []).extend(
+                        v for r in runs for v in r.get(key, []))
+    return vals
+
+
+def direction(up, se):
+    """'<=' when the series' median is at most upstream's, '>' above,
+    None when either is missing."""
+    if up is None or se is None:
+        return None
+    return "<=" if se["median"] <= up["median"] else ">"
+
+
+def verdict(dirs, corner_levels):
+    """'holds (series D upstream)' when every corner has the base's
+    direction D; else 'depends on F, ...': the factors F for which two
+    corners that differ in F alone have different directions (or, when no
+    such pair exists, the factors of the corners that differ from the
+    base); 'incomplete' when a corner lacks the figure."""
+    names = list(dirs)
+    if any(dirs[n] is None for n in names):
+        return "incomplete: no figure at " + ", ".join(
+            n for n in names if dirs[n] is None)
+    base = dirs[names[0]]
+    if all(d == base for d in dirs.values()):
+        return f"holds (series {base} upstream)"
+    dep = set()
+    for a, b in itertools.combinations(names, 2):
+        diff = [f for f in corner_levels[a]
+                if corner_levels[a][f] != corner_levels[b].get(f)]
+        if len(diff) == 1 and dirs[a] != dirs[b]:
+            dep.add(diff[0])
+    if not dep:
+        dep = {f for n in names if dirs[n] != base
+               for f, j in corner_levels[n].items()
+               if j != corner_levels[names[0]].get(f)}
+    return "depends on " + ", ".join(sorted(dep))
+
+
+def cell_text(s):
+    """median [min, max] of a reduce() result, n/a without one."""
+    if s is None:
+        return "n/a"
+    return f"{fmt(s['median'])} [{fmt(s['min'])}, {fmt(s['max'])}]"
+
+
+def report(d):
+    """The sweep's markdown (also written to D/sweep.md) and its verdicts
+    {(figure, cell): verdict}."""
+    d = Path(d)
+    info = {}
+    for cj in sorted(d.glob("*/corner.json")):
+        c = json.loads(cj.read_text())
+        info[c["name"]] = (c, load_corner(cj.parent))
+    # the base first, then as run
+    names = sorted(info, key=lambda n: (n != "base", n))
+    lines = ["# Sweep of the model's unknowns", "",
+             "Corners (device properties, --model):", ""]
+    for n in names:
+        c = info[n][0]
+        failed = {k: v for k, v in (c.get("rc") or {}).items() if v}
+        lines.append(f"- {n}: " + ", ".join(f"{k}={v}" for k, v in
+                                             c["model"].items())
+                     + (f" (FAILED: {failed})" if failed else ""))
+    lines.append("")
+    verdicts = {}
+    for fig, src, _ in FIGURES:
+        cells = CELLS if src == "bench" else ("mtu-change",)
+        for cell in cells:
+            lines += [f"## {fig}, {cell}", "",
+                      "| corner | upstream | series | series vs upstream |",
+                      "|---|---|---|---|"]
+            dirs = {}
+            for n in names:
+                vals = info[n][1]
+                up = reduce(vals.get((fig, cell, "upstream"), []))
+                se = reduce(vals.get((fig, cell, "series"), []))
+                dirs[n] = direction(up, se)
+                lines.append(f"| {n} | {cell_text(up)} | {cell_text(se)} "
+                             f"| {dirs[n] or 'n/a'} |")
+            v = verdict(dirs, {n: info[n][0]["levels"] for n in names})
+            verdicts[fig, cell] = v
+            lines += ["", f"Direction: {v}.", ""]
+    text = "\n".join(lines)
+    (d / "sweep.md").write_text(text + "\n")
+    return text, verdicts
+
+
+def main(argv=None):
+    """run or report."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    sub = ap.add_subparsers(dest="op", required=True)
+    p = sub.add_parser("run", help="run the corners, then report")
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--arch", default="x86_64", choices=("x86_64", "armv7"))
+    p.add_argument("--factorial", action="store_true",
+                   help="every combination of the factors")
+    p.add_argument("--mid", action="store_true",
+                   help=f"the FIFO's middle value too ({MID})")
+    p.add_argument("--out", default=None)
+    p = sub.add_parser("report", help="print the report of a sweep")
+    p.add_argument("dir")
+    args = ap.parse_args(argv)
+    if args.op == "run":
+        return run(args)
+    print(report(args.dir)[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
