@@ -225,7 +225,10 @@ typedef struct L7Counters {
     uint64_t rx_drop_fifo_reset;
     uint64_t rx_swr_fifo_enabled;
     uint64_t tx_pause_frames;
+    uint64_t tx_xon_frames;
     uint64_t rx_pause_holds;
+    uint64_t rx_frames_after_xoff;
+    uint64_t peer_paused_ns;     /* holds that ended; + the current one */
     uint64_t desc_tail_errors;
     uint64_t rx_wb_flushes[L7_NUM_RX_CH];
     uint64_t rx_wb_flush_why[6];
@@ -283,6 +286,8 @@ struct Lan7430State {
     uint32_t rate_catchup_us;    /* wire time lost to late timers made up */
     uint32_t rx_fifo_kib;        /* per-channel RX FIFO size */
     uint32_t peer_pause;         /* link partner honours pause frames */
+    uint32_t peer_pause_lag;     /* frames it still sends after an XOFF */
+    bool phy_lp_pause;           /* partner advertises pause (MII reg 5) */
     uint32_t async_us[L7A_KINDS]; /* duration of each kind of operation */
     uint32_t desc_check;         /* out-of-range tails raise DMAC errors */
     uint32_t rx_wb_batch;        /* honour RX_CFG_A write-back batching */
@@ -363,6 +368,12 @@ struct Lan7430State {
     uint32_t fct_int_sts;
     L7RxFifo rxf[L7_NUM_RX_CH];
     uint32_t pause_ch;           /* channels whose FIFO level sent XOFF */
+    QEMUTimer *pause_refresh_timer; /* XOFF re-sent while still paused */
+    /* the link partner paused by our XOFF (peer-pause=1) */
+    int64_t peer_hold_until;     /* virtual ns its pause ends, 0 = sending */
+    int64_t peer_hold_start;     /* since when (peer_paused_ns) */
+    uint32_t peer_lag_left;      /* frames still in flight after the XOFF */
+    QEMUTimer *peer_pause_timer;
     int64_t op_due[L7O_NUM];     /* operation in progress until, 0 = idle */
     QEMUTimer *op_timer;
     /* RX descriptor write-backs batched per RX_CFG_A (rx-wb-batch) */
@@ -657,7 +668,10 @@ static void l7_soft_reset(Lan7430State *s)
     if (s->op_timer) {
         timer_del(s->op_timer);
     }
-    s->pause_ch = 0;            /* no XON on a reset */
+    s->pause_ch = 0;            /* no XON on a reset: the partner, if it */
+    if (s->pause_refresh_timer) {   /* honours pause, waits its pause out */
+        timer_del(s->pause_refresh_timer);
+    }
     for (v = 0; v < L7_NUM_RX_CH; v++) {
         l7_rx_fifo_flush(s, v, false);
     }
@@ -768,6 +782,10 @@ static void lan7430_realize(PCIDevice *pd, Error **errp)
     s->wb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_wb_cb, s);
     s->op_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_op_timer_cb, s);
     s->rxb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_batch_timer_cb, s);
+    s->pause_refresh_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                          l7_pause_refresh_cb, s);
+    s->peer_pause_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_peer_pause_cb,
+                                       s);
     for (v = 0; v < L7_NUM_RX_CH; v++) {
         QSIMPLEQ_INIT(&s->rxf[v].q);
     }
@@ -810,6 +828,8 @@ static void lan7430_exit(PCIDevice *pd)
     }
     timer_free(s->op_timer);
     timer_free(s->rxb_timer);
+    timer_free(s->pause_refresh_timer);
+    timer_free(s->peer_pause_timer);
     timer_free(s->fault_irq_timer);
     timer_free(s->flap_tick_timer);
     timer_free(s->flap_up_timer);
