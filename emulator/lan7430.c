@@ -287,7 +287,7 @@ struct Lan7430State {
     uint32_t rx_fifo_kib;        /* per-channel RX FIFO size */
     uint32_t peer_pause;         /* link partner honours pause frames */
     uint32_t peer_pause_lag;     /* frames it still sends after an XOFF */
-    bool phy_lp_pause;           /* partner advertises pause (MII reg 5) */
+    uint32_t phy_lp_pause;       /* partner advertises pause (MII reg 5) */
     uint32_t async_us[L7A_KINDS]; /* duration of each kind of operation */
     uint32_t desc_check;         /* out-of-range tails raise DMAC errors */
     uint32_t rx_wb_batch;        /* honour RX_CFG_A write-back batching */

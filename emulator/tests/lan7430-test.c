@@ -1968,7 +1968,7 @@ static void test_peer_pause_lag(void)
 /*
  * The link partner's pause ability in the PHY's LPA (MII reg 5): PAUSE
  * (bit 10) by default, neither PAUSE nor ASYM_PAUSE (bit 11) with
- * phy-lp-pause=off; runtime settable.
+ * phy-lp-pause=0; runtime settable.
  */
 static void test_phy_lp_pause(void)
 {
@@ -1977,9 +1977,9 @@ static void test_phy_lp_pause(void)
     ctx_init(&c, false);
     g_assert_cmphex(mdio_read(&c, 1, 5), ==, 0xC5E1);
     ctx_fini(&c);
-    ctx_init_dev(&c, false, "lan7430,phy-lp-pause=off");
+    ctx_init_dev(&c, false, "lan7430,phy-lp-pause=0");
     g_assert_cmphex(mdio_read(&c, 1, 5), ==, 0xC1E1);
-    prop_set_true(&c, "phy-lp-pause");
+    prop_set(&c, "phy-lp-pause", 1);
     g_assert_cmphex(mdio_read(&c, 1, 5), ==, 0xC5E1);
     ctx_fini(&c);
 }
