@@ -193,7 +193,10 @@ typedef struct L7Counters {
     uint64_t rx_drop_fifo_reset;
     uint64_t rx_swr_fifo_enabled;
     uint64_t tx_pause_frames;
+    uint64_t tx_xon_frames;
     uint64_t rx_pause_holds;
+    uint64_t rx_frames_after_xoff;
+    uint64_t peer_paused_ns;     /* holds that ended; + the current one */
     uint64_t desc_tail_errors;
     uint64_t rx_wb_flushes[L7_NUM_RX_CH];
     uint64_t rx_wb_flush_why[6];
@@ -251,6 +254,8 @@ struct Lan7430State {
     uint32_t rate_catchup_us;    /* wire time lost to late timers made up */
     uint32_t rx_fifo_kib;        /* per-channel RX FIFO size */
     uint32_t peer_pause;         /* link partner honours pause frames */
+    uint32_t peer_pause_lag;     /* frames it still sends after an XOFF */
+    uint32_t phy_lp_pause;       /* partner advertises pause (MII reg 5) */
     uint32_t async_us[L7A_KINDS]; /* duration of each kind of operation */
     uint32_t desc_check;         /* out-of-range tails raise DMAC errors */
     uint32_t rx_wb_batch;        /* honour RX_CFG_A write-back batching */
@@ -331,6 +336,12 @@ struct Lan7430State {
     uint32_t fct_int_sts;
     L7RxFifo rxf[L7_NUM_RX_CH];
     uint32_t pause_ch;           /* channels whose FIFO level sent XOFF */
+    QEMUTimer *pause_refresh_timer; /* XOFF re-sent while still paused */
+    /* the link partner paused by our XOFF (peer-pause=1) */
+    int64_t peer_hold_until;     /* virtual ns its pause ends, 0 = sending */
+    int64_t peer_hold_start;     /* since when (peer_paused_ns) */
+    uint32_t peer_lag_left;      /* frames still in flight after the XOFF */
+    QEMUTimer *peer_pause_timer;
     int64_t op_due[L7O_NUM];     /* operation in progress until, 0 = idle */
     QEMUTimer *op_timer;
     /* RX descriptor write-backs batched per RX_CFG_A (rx-wb-batch) */
@@ -467,6 +478,9 @@ void l7_rx_fifo_flush(Lan7430State *s, int ch, bool disable);
 ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
                         size_t size);
 void l7_rx_kick(Lan7430State *s);
+void l7_pause_refresh_cb(void *opaque);
+void l7_peer_pause_cb(void *opaque);
+void l7_peer_pause_changed(Lan7430State *s);
 
 /* lan7430-tx.c */
 void l7_tx_kick(Lan7430State *s);

@@ -94,6 +94,10 @@ static void lan7430_realize(PCIDevice *pd, Error **errp)
     s->wb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_wb_cb, s);
     s->op_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_op_timer_cb, s);
     s->rxb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_batch_timer_cb, s);
+    s->pause_refresh_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                          l7_pause_refresh_cb, s);
+    s->peer_pause_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_peer_pause_cb,
+                                       s);
     for (v = 0; v < L7_NUM_RX_CH; v++) {
         QSIMPLEQ_INIT(&s->rxf[v].q);
     }
@@ -136,6 +140,8 @@ static void lan7430_exit(PCIDevice *pd)
     }
     timer_free(s->op_timer);
     timer_free(s->rxb_timer);
+    timer_free(s->pause_refresh_timer);
+    timer_free(s->peer_pause_timer);
     timer_free(s->fault_irq_timer);
     timer_free(s->flap_tick_timer);
     timer_free(s->flap_up_timer);

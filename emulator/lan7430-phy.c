@@ -84,8 +84,13 @@ static uint16_t l7_phy_read(Lan7430State *s, int reg)
         return s->var->phy_id2;
     case 4:
         return p->adv;
-    case 5:
-        return (link && an) ? 0xC5E1 : 0;
+    case 5: {
+        /* the partner: 10/100 half/full, ACK, NP; pause as phy-lp-pause */
+        uint16_t lpa = L7_PHY_LPA_BASE |
+                       (s->phy_lp_pause ? L7_PHY_LPA_PAUSE : 0);
+
+        return (link && an) ? lpa : 0;
+    }
     case 6:
         return (link && an) ? 0x0001 : 0;
     case 9:

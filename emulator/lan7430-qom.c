@@ -66,6 +66,22 @@ static void l7_json_arr(GString *g, const char *name, const uint64_t *v, int n)
     g_string_append(g, "],");
 }
 
+/* XON frames, frames after XOFF, virtual time the link partner was held
+ * (the current pause included) */
+static void l7_json_peer_pause(GString *g, Lan7430State *s)
+{
+    int64_t ns = s->cnt.peer_paused_ns;
+
+    if (s->peer_hold_until) {
+        ns += qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - s->peer_hold_start;
+    }
+    g_string_append_printf(g, "\"tx_xon_frames\":%" PRIu64 ","
+                           "\"rx_frames_after_xoff\":%" PRIu64 ","
+                           "\"peer_paused_ns\":%" PRId64 ",",
+                           s->cnt.tx_xon_frames, s->cnt.rx_frames_after_xoff,
+                           ns);
+}
+
 char *lan7430_get_counters(Object *obj, Error **errp)
 {
     Lan7430State *s = LAN7430(obj);
@@ -171,6 +187,7 @@ char *lan7430_get_counters(Object *obj, Error **errp)
     J(desc_tail_errors);
     J(rx_wb_batched_desc);
 #undef J
+    l7_json_peer_pause(g, s);
     g_string_append_printf(g, "\"rx_fifo_kib\":%u,", s->rx_fifo_kib);
     g_string_append_printf(g, "\"rate_mbps\":%u,", s->rate_mbps);
     g_string_append_printf(g, "\"rate_burst_us\":%u,", s->rate_burst_us);
@@ -190,6 +207,9 @@ void lan7430_set_reset_counters(Object *obj, bool value, Error **errp)
 
     if (value) {
         memset(&s->cnt, 0, sizeof(s->cnt));
+        if (s->peer_hold_until) {
+            s->peer_hold_start = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+        }
         /* the meters go on measuring the schedule, their peaks restart */
         s->tx_meter.peak = 0;
         s->rx_meter.peak = 0;
@@ -248,9 +268,18 @@ static const L7PropU32 l7_u32_props[] = {
       "waiting frames may make up (absorbs timer latency under TCG)" },
     { "rx-fifo-kib", offsetof(Lan7430State, rx_fifo_kib), 32, l7_rx_kick,
       "RX FIFO per channel (KiB); estimate, plausible 12-32: see README" },
-    { "peer-pause", offsetof(Lan7430State, peer_pause), 1, l7_rx_kick,
-      "1 = the link partner honours our pause frames (stops sending), "
-      "0 = it ignores them (the FIFO overflows)" },
+    { "peer-pause", offsetof(Lan7430State, peer_pause), 0,
+      l7_peer_pause_changed,
+      "1 = the link partner honours our pause frames (an XOFF stops it "
+      "for FCPT x 512 bit times, an XON restarts it), 0 = it ignores them "
+      "(the FIFO overflows)" },
+    { "peer-pause-lag-frames", offsetof(Lan7430State, peer_pause_lag), 1,
+      NULL, "frames a pausing link partner still sends after our XOFF "
+      "(in flight; peer-pause=1)" },
+    { "phy-lp-pause", offsetof(Lan7430State, phy_lp_pause), 1, NULL,
+      "1 = the PHY's link partner advertises pause (MII reg 5 PAUSE), "
+      "0 = neither PAUSE nor ASYM_PAUSE; the driver reads it at its next "
+      "link up" },
     { "dma-stop-us", offsetof(Lan7430State, async_us[L7A_DMA_STOP]), 20,
       NULL, "DMAC_CMD STOP_R/STOP_T: STOP_PENDING lasts this long (us)" },
     { "dma-reset-us", offsetof(Lan7430State, async_us[L7A_DMA_RESET]), 10,

@@ -860,20 +860,101 @@ static bool l7_op_busy(Lan7430State *s, int op)
 }
 
 /*
- * Flow control: with MAC_FLOW.TX_FCEN and FCT_FLOW(ch).REQ_EN the MAC
- * sends a pause frame (XOFF, pause time FCPT) when the channel's FIFO
- * level reaches ON, and a zero pause frame (XON) once every paused
- * channel's level is back at or below OFF.  Both counted in
- * STAT_TX_PAUSE_FRAMES.  A pause stops the whole link.
+ * Flow control, our side: with MAC_FLOW.TX_FCEN and FCT_FLOW(ch).REQ_EN
+ * the MAC sends a pause frame (XOFF, pause time MAC_FLOW.FCPT) when the
+ * channel's FIFO level reaches ON, sends it again (refresh) each time half
+ * its pause time has elapsed while a paused channel is still above OFF,
+ * and sends a zero pause frame (XON) once every paused channel's level is
+ * back at or below OFF.  All counted in STAT_TX_PAUSE_FRAMES.  Without
+ * TX_FCEN the MAC sends no pause frame at all: a pause in progress is
+ * forgotten without XON (the partner waits it out).  A pause stops the
+ * whole link.
+ *
+ * The link partner: with peer-pause=0 (default) it ignores pause frames
+ * and the FIFO overflows; with peer-pause=1 an XOFF holds it for FCPT x
+ * 512 bit times at the link rate (a refresh restarts that time, an XON
+ * ends it), after it has sent peer-pause-lag-frames more frames (those it
+ * had in flight).  While it is held, lan7430_receive refuses frames: QEMU
+ * queues them (the partner's buffer) until the pause ends.
  */
+
+/* FCPT x 512 bit times at the link rate (1000 Mbit/s when unpaced) */
+static int64_t l7_pause_ns(Lan7430State *s)
+{
+    uint32_t quanta = l7_reg(s, L7_MAC_FLOW) & L7_MAC_FLOW_FCPT_MASK;
+    uint32_t mbps = s->rate_mbps ? s->rate_mbps : 1000;
+
+    return (int64_t)quanta * 512 * 1000 / mbps;
+}
+
+/* the partner is paused and has nothing left in flight: it sends nothing */
+static bool l7_peer_holds(Lan7430State *s)
+{
+    return s->peer_hold_until && !s->peer_lag_left;
+}
+
+/* the partner's pause ends: XON, expiry, or peer-pause switched off */
+static void l7_peer_resume(Lan7430State *s)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+    if (!s->peer_hold_until) {
+        return;
+    }
+    s->cnt.peer_paused_ns += now - s->peer_hold_start;
+    s->peer_hold_until = 0;
+    s->peer_lag_left = 0;
+    timer_del(s->peer_pause_timer);
+    trace_lan743x_peer_pause(0, 0);
+}
+
+/* the link partner receives our pause frame of q ns (0: XON) */
+static void l7_peer_pause_frame(Lan7430State *s, int64_t now, int64_t q)
+{
+    if (!s->peer_pause) {
+        return;                 /* a partner that ignores pause frames */
+    }
+    if (!q) {
+        l7_peer_resume(s);
+        return;
+    }
+    if (!s->peer_hold_until) {
+        /* it finishes the frame it is sending, and what else is in flight */
+        s->peer_hold_start = now;
+        s->peer_lag_left = s->peer_pause_lag;
+    }
+    s->peer_hold_until = now + q;       /* a refresh restarts its timer */
+    timer_mod(s->peer_pause_timer, s->peer_hold_until);
+    trace_lan743x_peer_pause(1, q);
+}
+
+/* the MAC sends XOFF (pause time FCPT) or XON */
+static void l7_pause_send(Lan7430State *s, bool xoff)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int64_t q = xoff ? l7_pause_ns(s) : 0;
+
+    l7_stat_add(s, L7_STAT_TX_PAUSE_FRAMES, 1);
+    s->cnt.tx_pause_frames++;
+    if (!xoff) {
+        s->cnt.tx_xon_frames++;
+    }
+    if (q) {
+        timer_mod(s->pause_refresh_timer, now + q / 2);
+    } else {
+        timer_del(s->pause_refresh_timer);
+    }
+    l7_peer_pause_frame(s, now, q);
+}
+
 static void l7_rx_pause_update(Lan7430State *s, int ch)
 {
     uint32_t flow = l7_reg(s, L7_FCT_FLOW(ch));
     uint32_t on = (flow & L7_FCT_FLOW_ON_MASK) * L7_FCT_FLOW_UNIT;
     uint32_t off = ((flow & L7_FCT_FLOW_OFF_MASK) >> L7_FCT_FLOW_OFF_SHIFT) *
                    L7_FCT_FLOW_UNIT;
-    bool fc = (l7_reg(s, L7_MAC_FLOW) & L7_MAC_FLOW_TX_FCEN) &&
-              (flow & L7_FCT_FLOW_REQ_EN) && on;
+    bool mac_fc = l7_reg(s, L7_MAC_FLOW) & L7_MAC_FLOW_TX_FCEN;
+    bool fc = mac_fc && (flow & L7_FCT_FLOW_REQ_EN) && on;
     uint32_t was = s->pause_ch;
 
     if (fc && s->rxf[ch].used >= on) {
@@ -882,10 +963,49 @@ static void l7_rx_pause_update(Lan7430State *s, int ch)
         s->pause_ch &= ~(1u << ch);
     }
     if (!was != !s->pause_ch) {
-        l7_stat_add(s, L7_STAT_TX_PAUSE_FRAMES, 1);
-        s->cnt.tx_pause_frames++;
-        trace_lan743x_rx_pause(ch, s->pause_ch != 0, s->rxf[ch].used);
+        if (mac_fc) {
+            trace_lan743x_rx_pause(ch, s->pause_ch != 0, s->rxf[ch].used);
+            l7_pause_send(s, s->pause_ch != 0);
+        } else {
+            timer_del(s->pause_refresh_timer);  /* no pause frames at all */
+        }
     }
+}
+
+/* half the pause time has elapsed: XOFF again if still above OFF */
+void l7_pause_refresh_cb(void *opaque)
+{
+    Lan7430State *s = opaque;
+    int ch;
+
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        if (s->pause_ch & (1u << ch)) {
+            l7_rx_pause_update(s, ch);  /* TX_FCEN, REQ_EN still set? */
+        }
+    }
+    if (s->pause_ch) {
+        trace_lan743x_rx_pause_refresh(s->pause_ch);
+        l7_pause_send(s, true);
+    }
+    l7_rx_kick(s);                      /* after an XON above */
+}
+
+/* the partner's pause time ran out (no XON, no refresh) */
+void l7_peer_pause_cb(void *opaque)
+{
+    Lan7430State *s = opaque;
+
+    l7_peer_resume(s);
+    l7_rx_kick(s);
+}
+
+/* peer-pause changed: a partner that no longer honours pause sends again */
+void l7_peer_pause_changed(Lan7430State *s)
+{
+    if (!s->peer_pause) {
+        l7_peer_resume(s);
+    }
+    l7_rx_kick(s);
 }
 
 /* a frame for channel ch waits in its FIFO, or overflows it (dropped) */
@@ -1007,7 +1127,7 @@ ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
 {
     Lan7430State *s = qemu_get_nic_opaque(nc);
 
-    if (s->pause_ch && s->peer_pause) {
+    if (l7_peer_holds(s)) {
         /* we sent XOFF and the link partner honours it: it sends nothing */
         s->rx_blocked = true;
         s->cnt.rx_pause_holds++;
@@ -1036,6 +1156,11 @@ ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
         }
         l7_meter_frame(s, &s->rx_meter, now, size, &s->cnt.rx_wire_bytes);
     }
+    if (s->peer_hold_until) {
+        /* paused, but this frame was already on its way (lag) */
+        s->peer_lag_left--;
+        s->cnt.rx_frames_after_xoff++;
+    }
     l7_receive_frame(s, buf, size);
     s->rx_reserved = false;             /* the booked frame went through */
     return size;
@@ -1050,7 +1175,7 @@ void l7_rx_kick(Lan7430State *s)
     for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
         l7_rx_fifo_drain(s, ch);
     }
-    if (!s->rx_blocked || (s->pause_ch && s->peer_pause)) {
+    if (!s->rx_blocked || l7_peer_holds(s)) {
         return;
     }
     s->rx_blocked = false;

@@ -229,7 +229,10 @@ void l7_soft_reset(Lan7430State *s)
     if (s->op_timer) {
         timer_del(s->op_timer);
     }
-    s->pause_ch = 0;            /* no XON on a reset */
+    s->pause_ch = 0;            /* no XON on a reset: the partner, if it */
+    if (s->pause_refresh_timer) {   /* honours pause, waits its pause out */
+        timer_del(s->pause_refresh_timer);
+    }
     for (v = 0; v < L7_NUM_RX_CH; v++) {
         l7_rx_fifo_flush(s, v, false);
     }

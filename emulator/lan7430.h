@@ -65,6 +65,11 @@
 #define   L7_MAC_TX_TXEN        (1u << 0)
 #define L7_MAC_FLOW             0x10C
 #define   L7_MAC_FLOW_TX_FCEN   (1u << 30)
+#define   L7_MAC_FLOW_FCPT_MASK 0xFFFFu                 /* pause quanta */
+/* PHY link partner ability (MII reg 5) without and with symmetric pause;
+ * ASYM_PAUSE (bit 11) is never advertised */
+#define L7_PHY_LPA_BASE         0xC1E1u
+#define L7_PHY_LPA_PAUSE        0x0400u
 #define L7_MAC_RX_ADDRH         0x118
 #define L7_MAC_RX_ADDRL         0x11C
 #define L7_MAC_MII_ACC          0x120

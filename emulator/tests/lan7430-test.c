@@ -1717,9 +1717,10 @@ static void test_rx_fifo_overflow(void)
 
 /*
  * Flow control (MAC_FLOW.TX_FCEN, FCT_FLOW REQ_EN, ON 2 KiB, OFF 512 B):
- * the FIFO level reaching ON sends XOFF; the link partner honours it
- * (peer-pause=1): later frames wait at the sender, none is lost; the
- * drain below OFF sends XON.  With peer-pause=0 the FIFO overflows.
+ * the FIFO level reaching ON sends XOFF; a link partner that honours it
+ * at once (peer-pause=1, peer-pause-lag-frames=0): later frames wait at
+ * the sender, none is lost; the drain below OFF sends XON.  With
+ * peer-pause=0 the FIFO overflows.
  */
 static void test_rx_fifo_pause(void)
 {
@@ -1731,6 +1732,8 @@ static void test_rx_fifo_pause(void)
     ctx_init(&c, false);
     setup_rx(&c, &r, 0);
     prop_set(&c, "dma-stop-us", 0);
+    prop_set(&c, "peer-pause", 1);
+    prop_set(&c, "peer-pause-lag-frames", 0);
     wr(&c, MAC_FLOW, (1u << 30) | 0xFFFF);
     wr(&c, FCT_FLOW(0), (1u << 8) | (1u << 7) | 4);
     wr(&c, DMAC_CMD, 1u << 0);
@@ -1760,6 +1763,224 @@ static void test_rx_fifo_pause(void)
     g_assert_true(wait_cnt(&c, "rx_fifo_holds", 6));     /* 3 + 3 */
     g_assert_cmpint(cnt_arr(&c, "rx_fifo_overflow", 0), ==, 1);
     g_assert_cmpint(rd(&c, STAT_RX_DROPPED), ==, 1);
+    ctx_fini(&c);
+}
+
+/* ---- the link partner and pause frames ---- */
+
+#define PAUSE_MAX_NS    (0xFFFFLL * 512)    /* FCPT 0xFFFF at 1 Gbit/s */
+
+/*
+ * Channel 0 stopped behind its FIFO with flow control on (ON 2 KiB, OFF
+ * 512 B, pause time fcpt); peer: peer-pause to set, -1 = the default.
+ */
+static void setup_pause(Ctx *c, Rings *r, int peer, uint32_t fcpt)
+{
+    setup_rx(c, r, 0);
+    prop_set(c, "dma-stop-us", 0);
+    if (peer >= 0) {
+        prop_set(c, "peer-pause", peer);
+    }
+    wr(c, MAC_FLOW, (1u << 30) | fcpt);         /* TX_FCEN | FCPT */
+    wr(c, FCT_FLOW(0), (1u << 8) | (1u << 7) | 4);
+    wr(c, DMAC_CMD, 1u << 0);                   /* STOP_R(0), at once */
+}
+
+/* n frames of 1000 bytes (1004 in the FIFO) from the link partner */
+static void send_n(Ctx *c, int n)
+{
+    uint8_t f[1000];
+    int i;
+
+    make_frame(f, sizeof(f));
+    for (i = 0; i < n; i++) {
+        f[20] = i;
+        send_frame(c, f, sizeof(f));
+    }
+}
+
+/*
+ * The default link partner ignores pause frames: the MAC sends XOFF at ON
+ * (and refreshes it), but every frame the wire brings is taken and what
+ * does not fit in the FIFO is dropped and counted; QEMU holds none back.
+ */
+static void test_peer_ignores_pause(void)
+{
+    Ctx c;
+    Rings r;
+
+    ctx_init(&c, false);
+    setup_pause(&c, &r, -1, 0xFFFF);
+    prop_set(&c, "rx-fifo-kib", 4);
+    send_n(&c, 8);
+    g_assert_true(wait_cnt(&c, "rx_fifo_holds", 8));     /* all 8 taken */
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_queued", 0), ==, 4);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_overflow", 0), ==, 4);
+    g_assert_cmpint(rd(&c, STAT_RX_DROPPED), ==, 4);
+    g_assert_cmpint(cnt(&c, "rx_pause_holds"), ==, 0);
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 1);      /* XOFF */
+    g_assert_cmpint(cnt(&c, "rx_frames_after_xoff"), ==, 0);
+    g_assert_cmpint(cnt(&c, "peer_paused_ns"), ==, 0);
+    /* half the pause time later: XOFF again, ignored again */
+    qtest_clock_step(c.qs->qts, PAUSE_MAX_NS / 2);
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 2);
+    send_n(&c, 1);
+    g_assert_true(wait_cnt(&c, "rx_fifo_holds", 9));
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_overflow", 0), ==, 5);
+    g_assert_cmpint(cnt(&c, "rx_pause_holds"), ==, 0);
+    /* the start drains the four: XON */
+    wr(&c, DMAC_CMD, 1u << 4);
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 4));
+    g_assert_cmpint(cnt(&c, "tx_xon_frames"), ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 3);
+    g_assert_cmpint(rd(&c, STAT_TX_PAUSE), ==, 3);
+    g_assert_cmpint(cnt(&c, "peer_paused_ns"), ==, 0);
+    ctx_fini(&c);
+}
+
+/*
+ * A partner that honours pause at once (peer-pause=1, no lag): an XOFF of
+ * FCPT 0xFFFF holds it 0xFFFF x 512 bit times (33,553,920 ns at 1 Gbit/s);
+ * the MAC sends XOFF again after half of it while the FIFO is above OFF.
+ * With TX_FCEN cleared no pause frame goes out (no refresh, no XON): the
+ * partner resumes exactly when the last pause time runs out.  Then the
+ * same at 100 Mbit/s with FCPT 1000: 1000 x 512 bits = 5,120,000 ns.
+ */
+static void test_peer_pause_time(void)
+{
+    const int64_t q = PAUSE_MAX_NS;
+    Ctx c;
+    Rings r;
+    QTestState *qts;
+    int64_t holds;
+
+    ctx_init(&c, false);
+    qts = c.qs->qts;
+    setup_pause(&c, &r, 1, 0xFFFF);
+    prop_set(&c, "peer-pause-lag-frames", 0);
+    send_n(&c, 4);
+    g_assert_true(wait_cnt(&c, "rx_pause_holds", 1));
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_queued", 0), ==, 3);
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 1);
+    qtest_clock_step(qts, q / 2 - 1);
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 1);
+    qtest_clock_step(qts, 1);
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 2);      /* refresh */
+    wr(&c, MAC_FLOW, 0xFFFF);                   /* TX_FCEN off */
+    qtest_clock_step(qts, q - 1);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_queued", 0), ==, 3);
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 2);
+    g_assert_cmpint(cnt(&c, "tx_xon_frames"), ==, 0);
+    g_assert_cmpint(cnt(&c, "peer_paused_ns"), ==, q / 2 + q - 1);
+    qtest_clock_step(qts, 1);
+    g_assert_true(wait_cnt(&c, "rx_fifo_holds", 4));     /* it sends again */
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_queued", 0), ==, 4);
+    g_assert_cmpint(cnt(&c, "peer_paused_ns"), ==, q / 2 + q);
+
+    /* 100 Mbit/s, FCPT 1000 */
+    wr(&c, DMAC_CMD, 1u << 4);
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 4));
+    g_assert_cmpint(cnt(&c, "tx_xon_frames"), ==, 0);        /* TX_FCEN off */
+    prop_set(&c, "rate", 100);
+    wr(&c, MAC_FLOW, (1u << 30) | 1000);
+    wr(&c, DMAC_CMD, 1u << 0);
+    holds = cnt(&c, "rx_pause_holds");
+    send_n(&c, 4);
+    g_assert_true(wait_cnt(&c, "rx_pause_holds", holds + 1));
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 3);
+    wr(&c, MAC_FLOW, 1000);                     /* no refresh */
+    qtest_clock_step(qts, 1000 * 512 * 10 - 1);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_queued", 0), ==, 7);
+    qtest_clock_step(qts, 1);
+    g_assert_true(wait_cnt(&c, "rx_fifo_holds", 8));
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_queued", 0), ==, 8);
+    g_assert_cmpint(cnt(&c, "peer_paused_ns"), ==, q / 2 + q + 5120000);
+    ctx_fini(&c);
+}
+
+/*
+ * XON ends the pause early: 1 ms into a 33.5 ms pause the FIFO drains
+ * below OFF, the MAC sends XON and the frame the partner held comes at
+ * once; no refresh or expiry follows.  With the default lag one frame
+ * lands after the XOFF.
+ */
+static void test_peer_pause_xon(void)
+{
+    Ctx c;
+    Rings r;
+
+    ctx_init(&c, false);
+    setup_pause(&c, &r, 1, 0xFFFF);
+    send_n(&c, 5);
+    g_assert_true(wait_cnt(&c, "rx_pause_holds", 1));
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_queued", 0), ==, 4);
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    wr(&c, DMAC_CMD, 1u << 4);                  /* drain: XON */
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 5));
+    g_assert_cmpint(cnt(&c, "tx_xon_frames"), ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 2);
+    g_assert_cmpint(cnt(&c, "peer_paused_ns"), ==, 1000 * 1000);
+    qtest_clock_step(c.qs->qts, PAUSE_MAX_NS);
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 2);
+    g_assert_cmpint(cnt(&c, "peer_paused_ns"), ==, 1000 * 1000);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 5);
+    g_assert_cmpint(rd(&c, STAT_RX_DROPPED), ==, 0);
+    ctx_fini(&c);
+}
+
+/*
+ * The partner finishes what it has in flight (peer-pause-lag-frames,
+ * default 1): that many frames land after the XOFF, in the FIFO, or over
+ * it (dropped) when it is full.
+ */
+static void test_peer_pause_lag(void)
+{
+    Ctx c;
+    Rings r;
+    int64_t holds;
+
+    ctx_init(&c, false);
+    setup_pause(&c, &r, 1, 0xFFFF);
+    send_n(&c, 5);          /* the 3rd reaches ON, the 4th lands, 5th held */
+    g_assert_true(wait_cnt(&c, "rx_pause_holds", 1));
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_queued", 0), ==, 4);
+    g_assert_cmpint(cnt(&c, "rx_frames_after_xoff"), ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 1);
+    wr(&c, DMAC_CMD, 1u << 4);
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 5));
+
+    /* two in flight, a 3 KiB FIFO: both overflow */
+    prop_set(&c, "peer-pause-lag-frames", 2);
+    prop_set(&c, "rx-fifo-kib", 3);
+    wr(&c, DMAC_CMD, 1u << 0);
+    holds = cnt(&c, "rx_pause_holds");
+    send_n(&c, 6);
+    g_assert_true(wait_cnt(&c, "rx_pause_holds", holds + 1));
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_queued", 0), ==, 4 + 3);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_overflow", 0), ==, 2);
+    g_assert_cmpint(cnt(&c, "rx_frames_after_xoff"), ==, 1 + 2);
+    g_assert_cmpint(rd(&c, STAT_RX_DROPPED), ==, 2);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 5);
+    ctx_fini(&c);
+}
+
+/*
+ * The link partner's pause ability in the PHY's LPA (MII reg 5): PAUSE
+ * (bit 10) by default, neither PAUSE nor ASYM_PAUSE (bit 11) with
+ * phy-lp-pause=0; runtime settable.
+ */
+static void test_phy_lp_pause(void)
+{
+    Ctx c;
+
+    ctx_init(&c, false);
+    g_assert_cmphex(mdio_read(&c, 1, 5), ==, 0xC5E1);
+    ctx_fini(&c);
+    ctx_init_dev(&c, false, "lan7430,phy-lp-pause=0");
+    g_assert_cmphex(mdio_read(&c, 1, 5), ==, 0xC1E1);
+    prop_set(&c, "phy-lp-pause", 1);
+    g_assert_cmphex(mdio_read(&c, 1, 5), ==, 0xC5E1);
     ctx_fini(&c);
 }
 
@@ -2053,6 +2274,11 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/rate-rx", test_rate_rx);
     qtest_add_func("lan7430/rx-fifo-overflow", test_rx_fifo_overflow);
     qtest_add_func("lan7430/rx-fifo-pause", test_rx_fifo_pause);
+    qtest_add_func("lan7430/peer-ignores-pause", test_peer_ignores_pause);
+    qtest_add_func("lan7430/peer-pause-time", test_peer_pause_time);
+    qtest_add_func("lan7430/peer-pause-xon", test_peer_pause_xon);
+    qtest_add_func("lan7430/peer-pause-lag", test_peer_pause_lag);
+    qtest_add_func("lan7430/phy-lp-pause", test_phy_lp_pause);
     qtest_add_func("lan7430/async-stop", test_async_stop);
     qtest_add_func("lan7430/desc-tail-check", test_desc_tail_check);
     qtest_add_func("lan7430/rx-wb-batch", test_rx_wb_batch);

@@ -61,7 +61,12 @@ FAULTS = {
 #: name -> what it sets
 KNOBS = {
     "rx-fifo-kib": "RX FIFO per channel, KiB (estimate 12-32, default 32)",
-    "peer-pause": "1: the link partner honours pause frames, 0: ignores them",
+    "peer-pause": "1: the link partner honours pause frames (FCPT x 512 "
+                  "bit times, XON, refresh), 0 (default): ignores them",
+    "peer-pause-lag-frames": "frames a pausing partner still sends after "
+                             "XOFF (default 1)",
+    "phy-lp-pause": "1 (default): the PHY's link partner advertises pause, "
+                    "0: not (driver sees it at the next link up)",
     "dma-stop-us": "DMA channel stop: STOP_PENDING duration (us)",
     "dma-reset-us": "DMAC/channel soft reset duration (us)",
     "fifo-reset-us": "FCT FIFO reset duration (us)",
