@@ -62,12 +62,19 @@ FAULTS = {
 KNOBS = {
     "rx-fifo-kib": "RX FIFO per channel, KiB (estimate 12-32, default 32)",
     "peer-pause": "1: the link partner honours pause frames, 0: ignores them",
-    "dma-stop-us": "DMA channel stop: STOP_PENDING duration (us)",
-    "dma-reset-us": "DMAC/channel soft reset duration (us)",
-    "fifo-reset-us": "FCT FIFO reset duration (us)",
-    "mac-disable-us": "MAC RX/TX disable: RXD/TXD set after (us)",
+    "dma-stop-us": "DMA channel stop: fixed part (us) after the frame it "
+                   "waits for (RX: the one on the wire for it), default 0",
+    "dma-reset-us": "DMAC/channel soft reset duration (us), default 0",
+    "fifo-reset-us": "FCT FIFO reset duration (us), default 0",
+    "mac-disable-us": "MAC RX/TX disable: fixed part (us) after the frame "
+                      "on the wire ends, default 0",
     "desc-check": "1: out-of-range tails raise DESC_TAIL_ERR, 0: wrapped",
-    "rx-wb-batch": "1: RX write-backs batched per RX_CFG_A, 0: per frame",
+    "rx-wb-batch": "1 (default): RX write-backs batched per RX_CFG_A, "
+                   "0: per frame (old model)",
+    "tx-wb-batch": "1 (default): TX head write-back/IOC batched per "
+                   "TX_CFG_A, 0: per fetch (old model)",
+    "wb-at-stop": "write-backs pending at a completed DMA stop: 1 (default) "
+                  "written after it (late), 0: flushed at the stop",
 }
 
 
