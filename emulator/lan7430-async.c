@@ -55,24 +55,45 @@ static void l7_op_rearm(Lan7430State *s)
 /* the operation in slot op has finished: its status bits change now */
 static void l7_op_complete(Lan7430State *s, int op)
 {
+    int kind = l7_op_kind(op);
+    /* within the write: 0 (the clock runs on under TCG meanwhile) */
+    uint64_t waited = s->op_due[op] ?
+                      qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - s->op_t0[op] : 0;
+
     s->op_due[op] = 0;
-    trace_lan743x_async_done(l7_async_names[l7_op_kind(op)], op);
+    s->cnt.async_wait_ns[kind] += waited;
+    s->cnt.async_wait_max_ns[kind] = MAX(s->cnt.async_wait_max_ns[kind],
+                                         waited);
+    trace_lan743x_async_done(l7_async_names[kind], op);
     if (op >= L7O_RX_STOP && op < L7O_TX_STOP) {
         int ch = op - L7O_RX_STOP;
 
+        if (s->rx_dma_finishing & (1u << ch)) {
+            l7_rx_kick(s);      /* the frame waited for goes in first */
+            s->rx_dma_finishing &= ~(1u << ch);
+        }
         s->dmac_run &= ~L7_DMAC_CMD_START_R(ch);
-        l7_rx_batch_flush(s, ch, L7B_STOP);     /* assumption */
+        l7_rx_batch_stop(s, ch);                /* wb-at-stop */
         s->dmac_int_sts |= L7_DMAC_INT_RX_STOP(ch);
     } else if (op >= L7O_TX_STOP && op < L7O_RX_SWR) {
         int ch = op - L7O_TX_STOP;
 
         s->dmac_run &= ~L7_DMAC_CMD_START_T(ch);
+        l7_tx_batch_stop(s, ch);
         s->dmac_int_sts |= L7_DMAC_INT_TX_STOP(ch);
     } else if (op == L7O_MAC_RXD) {
+        if (s->rx_mac_finishing) {
+            l7_rx_kick(s);      /* the frame waited for is received */
+            s->rx_mac_finishing = false;
+        }
         if (!(s->mac_rx & L7_MAC_RX_RXEN)) {
             s->mac_rx |= L7_MAC_RX_RXD;
         }
     } else if (op == L7O_MAC_TXD) {
+        if (s->tx_mac_finishing) {
+            l7_tx_kick(s);      /* the frame waited for is sent */
+            s->tx_mac_finishing = false;
+        }
         if (!(s->mac_tx & L7_MAC_TX_TXEN)) {
             s->mac_tx |= L7_MAC_TX_TXD;
         }
@@ -80,27 +101,127 @@ static void l7_op_complete(Lan7430State *s, int op)
     /* resets: the effect happened at the write, only the busy bit ends */
 }
 
-/* start the operation in slot op; it completes after its kind's delay */
+/*
+ * The frame on the wire now, that a stop or disable waits for: when its
+ * last bit is due (in the paced schedule's time, i.e. when it is handed
+ * over), or 0 when there is none.  RX: the frame QEMU offered and the
+ * model booked and holds until it has come off the wire; it is on the
+ * wire from its booked start on (before that the receiver is idle).  TX:
+ * the frame (TSO chain) held in the TX FIFO once it has started.
+ * Unpaced (rate 0) there is no wire: never.
+ */
+static int64_t l7_rx_on_wire(Lan7430State *s, int64_t now)
+{
+    if (!s->rate_mbps || !s->rx_reserved || s->rx_held_due <= now ||
+        s->rx_held_due - s->rx_held_ns > now) {
+        return 0;
+    }
+    return s->rx_held_due;
+}
+
+static int64_t l7_tx_on_wire(Lan7430State *s, int64_t now)
+{
+    if (!s->rate_mbps || !s->tx_held || s->tx_held_due <= now ||
+        s->tx_held_due - s->tx_held_ns > now) {
+        return 0;
+    }
+    return s->tx_held_due;
+}
+
+/*
+ * The traffic-driven part of operation op: when the frame it waits for
+ * ends (0: none, done at once), marking that frame as one still taken.
+ * MAC RX/TX disable: the frame on the wire.  RX DMA stop: the frame on
+ * the wire that RSS sends to the channel, if it would go straight to the
+ * ring (the FIFO is empty): the model DMAs a frame cut-through, as it
+ * comes off the wire, and writes it back when it has.  TX DMA stop: none
+ * (the model fetches a frame into the TX FIFO at once).
+ */
+static int64_t l7_op_traffic_end(Lan7430State *s, int op, int64_t now)
+{
+    int64_t end = 0;
+
+    if (op == L7O_MAC_RXD) {
+        end = l7_rx_on_wire(s, now);
+        s->rx_mac_finishing = end != 0;
+    } else if (op == L7O_MAC_TXD) {
+        end = l7_tx_on_wire(s, now);
+        s->tx_mac_finishing = end != 0;
+    } else if (op >= L7O_RX_STOP && op < L7O_TX_STOP) {
+        int ch = op - L7O_RX_STOP;
+
+        if (s->rx_held_ch == ch && QSIMPLEQ_EMPTY(&s->rxf[ch].q) &&
+            l7_rx_enabled(s)) {
+            end = l7_rx_on_wire(s, now);
+        }
+        if (end) {
+            s->rx_dma_finishing |= 1u << ch;
+        }
+    }
+    return end;
+}
+
+/*
+ * start the operation in slot op: it completes when the frame it waits
+ * for ends (see above), plus its kind's fixed time (property *-us)
+ */
 void l7_op_start(Lan7430State *s, int op)
 {
     int kind = l7_op_kind(op);
     uint32_t us = s->async_us[kind];
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int64_t due = MAX(l7_op_traffic_end(s, op, now), now) +
+                  (int64_t)us * SCALE_US;
 
     s->cnt.async_started[kind]++;
-    trace_lan743x_async_start(l7_async_names[kind], op, us);
-    if (!us) {
+    s->op_t0[op] = now;
+    trace_lan743x_async_start(l7_async_names[kind], op, (due - now) / 1000);
+    if (due <= now) {
         l7_op_complete(s, op);
         return;
     }
-    s->op_due[op] = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + (int64_t)us * 1000;
+    s->op_due[op] = due;
     l7_op_rearm(s);
 }
 
+/* the operation in slot op ends without completing (START, RXEN, reset) */
 static void l7_op_cancel(Lan7430State *s, int op)
 {
+    if (op == L7O_MAC_RXD) {
+        s->rx_mac_finishing = false;
+    } else if (op == L7O_MAC_TXD) {
+        s->tx_mac_finishing = false;
+    } else if (op >= L7O_RX_STOP && op < L7O_TX_STOP) {
+        s->rx_dma_finishing &= ~(1u << (op - L7O_RX_STOP));
+    }
     if (s->op_due[op]) {
         s->op_due[op] = 0;
         l7_op_rearm(s);
+    }
+}
+
+/*
+ * Ring registers (base, head write-back address) of a channel written: a
+ * write-back pending from before lands in a ring the driver has given up
+ * (and may have freed): counted when written (wb_freed_ring_writes).
+ */
+void l7_ring_regs_written(Lan7430State *s, hwaddr addr)
+{
+    int ch;
+
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        if (addr == L7_RX_BASE_ADDRH(ch) || addr == L7_RX_BASE_ADDRL(ch) ||
+            addr == L7_RX_HEAD_WB_ADDRH(ch) ||
+            addr == L7_RX_HEAD_WB_ADDRL(ch)) {
+            s->rx_ring_gen[ch]++;
+        }
+    }
+    for (ch = 0; ch < s->ntx; ch++) {
+        if (addr == L7_TX_BASE_ADDRH(ch) || addr == L7_TX_BASE_ADDRL(ch) ||
+            addr == L7_TX_HEAD_WB_ADDRH(ch) ||
+            addr == L7_TX_HEAD_WB_ADDRL(ch)) {
+            s->tx_ring_gen[ch]++;
+        }
     }
 }
 

@@ -95,6 +95,9 @@ typedef struct L7WbPending {
     bool head;                  /* head write-back + interrupt held back */
     int ch;
     uint32_t head_idx;
+    uint64_t head_addr;         /* batches: head write-back address and */
+    bool head_en;               /* HP_WB_EN when the batch was started */
+    uint32_t gen;               /* batches: ring generation (freed ring) */
     int n;
     uint64_t addr[L7_WB_MAX_WRITES];
     uint32_t val[L7_WB_MAX_WRITES];
@@ -201,8 +204,16 @@ typedef struct L7Counters {
     uint64_t rx_wb_flushes[L7_NUM_RX_CH];
     uint64_t rx_wb_flush_why[6];
     uint64_t rx_wb_batched_desc;
+    uint64_t tx_wb_flushes;
+    uint64_t tx_wb_flush_why[6];
+    uint64_t tx_wb_batched_desc;
+    uint64_t wb_late_writes;     /* batches written after their stop */
+    uint64_t wb_discarded;       /* pending batches dropped by a reset */
+    uint64_t wb_freed_ring_writes; /* written into a reprogrammed ring */
     uint64_t async_started[L7A_KINDS];
     uint64_t async_busy_reads[L7A_KINDS];
+    uint64_t async_wait_ns[L7A_KINDS];      /* virtual time, start to end */
+    uint64_t async_wait_max_ns[L7A_KINDS];
 } L7Counters;
 
 /*
@@ -259,6 +270,9 @@ struct Lan7430State {
     uint32_t async_us[L7A_KINDS]; /* duration of each kind of operation */
     uint32_t desc_check;         /* out-of-range tails raise DMAC errors */
     uint32_t rx_wb_batch;        /* honour RX_CFG_A write-back batching */
+    uint32_t tx_wb_batch;        /* honour TX_CFG_A head write-back batching */
+    uint32_t wb_at_stop;         /* 0: a stop flushes pending write-backs,
+                                  * 1: they are written after it (late) */
 
     /* fault injection (QOM properties, settable at runtime) */
     L7Fault fault[L7F_NUM];
@@ -290,11 +304,14 @@ struct Lan7430State {
     bool rx_backlog;
     bool rx_reserved;            /* held RX frame has its wire slot booked */
     int64_t rx_held_due;
+    int64_t rx_held_ns;          /* its wire time */
+    int rx_held_ch;              /* the RX channel RSS sends it to */
     /* TX FIFO: one fetched frame (or TSO chain) waiting for the wire */
     bool tx_held;
     int tx_held_ch;              /* channel the held frame came from */
     int tx_rr;                   /* next TX channel to serve (round robin) */
     int64_t tx_held_due;
+    int64_t tx_held_ns;          /* its wire time (TSO chain) */
     size_t tx_held_len;
     uint32_t tx_held_d0;
     uint32_t tx_held_mss;
@@ -343,12 +360,30 @@ struct Lan7430State {
     uint32_t peer_lag_left;      /* frames still in flight after the XOFF */
     QEMUTimer *peer_pause_timer;
     int64_t op_due[L7O_NUM];     /* operation in progress until, 0 = idle */
+    int64_t op_t0[L7O_NUM];      /* ... started at */
     QEMUTimer *op_timer;
+    /* a stop/disable waits for the frame on the wire (see async) */
+    bool rx_mac_finishing;       /* MAC RX disabled: the frame in flight
+                                  * is still received */
+    bool tx_mac_finishing;       /* MAC TX disabled: the held frame on the
+                                  * wire is still sent */
+    uint32_t rx_dma_finishing;   /* RX channels stopping: the frame in
+                                  * flight still goes to the ring */
+    uint32_t rx_ring_gen[L7_NUM_RX_CH]; /* ring/head-WB address writes */
+    uint32_t tx_ring_gen[L7_MAX_TX_CH];
+    uint32_t wb_late;            /* RX (bits 0-3) / TX (8-11) batches left
+                                  * pending by a completed stop */
     /* RX descriptor write-backs batched per RX_CFG_A (rx-wb-batch) */
     L7WbPending rxb[L7_NUM_RX_CH];
     int rxb_descs[L7_NUM_RX_CH];
     int64_t rxb_due[L7_NUM_RX_CH];
     QEMUTimer *rxb_timer;
+    /* TX head write-backs batched per TX_CFG_A (tx-wb-batch) */
+    L7WbPending txb[L7_MAX_TX_CH];
+    int txb_descs[L7_MAX_TX_CH];
+    bool txb_ioc[L7_MAX_TX_CH];
+    int64_t txb_due[L7_MAX_TX_CH];
+    QEMUTimer *txb_timer;
 
     /* MAC */
     uint32_t mac_rx;
@@ -463,6 +498,10 @@ void l7_phy_reset(Lan7430State *s);
 void l7_mii_access(Lan7430State *s, uint32_t acc);
 
 /* lan7430-rx.c */
+bool l7_rx_enabled(Lan7430State *s);
+void l7_wb_written(Lan7430State *s, L7WbPending *b, uint32_t gen,
+                   uint32_t late_bit, const char *dir, int ch);
+void l7_rx_batch_stop(Lan7430State *s, int ch);
 void l7_parse(const uint8_t *p, size_t len, L7Parse *r);
 void l7_ipv4_csum(uint8_t *p, const L7Parse *r);
 void l7_l4_csum(uint8_t *p, size_t len, const L7Parse *r);
@@ -483,6 +522,9 @@ void l7_peer_pause_cb(void *opaque);
 void l7_peer_pause_changed(Lan7430State *s);
 
 /* lan7430-tx.c */
+void l7_tx_batch_discard(Lan7430State *s, int ch);
+void l7_tx_batch_timer_cb(void *opaque);
+void l7_tx_batch_stop(Lan7430State *s, int ch);
 void l7_tx_kick(Lan7430State *s);
 void l7_tx_bh(void *opaque);
 int64_t l7_tx_chain_ns(Lan7430State *s, const uint8_t *p, size_t len,
@@ -502,6 +544,7 @@ void l7_flap_tick(void *opaque);
 void l7_fault_clear(Lan7430State *s);
 
 /* lan7430-async.c */
+void l7_ring_regs_written(Lan7430State *s, hwaddr addr);
 void l7_op_start(Lan7430State *s, int op);
 void l7_op_timer_cb(void *opaque);
 void l7_op_busy_read(Lan7430State *s, int first, int n);

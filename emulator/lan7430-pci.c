@@ -94,6 +94,7 @@ static void lan7430_realize(PCIDevice *pd, Error **errp)
     s->wb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_wb_cb, s);
     s->op_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_op_timer_cb, s);
     s->rxb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_batch_timer_cb, s);
+    s->txb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_tx_batch_timer_cb, s);
     s->pause_refresh_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                           l7_pause_refresh_cb, s);
     s->peer_pause_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_peer_pause_cb,
@@ -140,6 +141,7 @@ static void lan7430_exit(PCIDevice *pd)
     }
     timer_free(s->op_timer);
     timer_free(s->rxb_timer);
+    timer_free(s->txb_timer);
     timer_free(s->pause_refresh_timer);
     timer_free(s->peer_pause_timer);
     timer_free(s->fault_irq_timer);

@@ -82,6 +82,20 @@ static void l7_json_peer_pause(GString *g, Lan7430State *s)
                            ns);
 }
 
+/* "name":{"names[0]":v[0],...}, */
+static void l7_json_named(GString *g, const char *name,
+                          const char *const *names, const uint64_t *v, int n)
+{
+    int i;
+
+    g_string_append_printf(g, "\"%s\":{", name);
+    for (i = 0; i < n; i++) {
+        g_string_append_printf(g, "%s\"%s\":%" PRIu64, i ? "," : "",
+                               names[i], v[i]);
+    }
+    g_string_append(g, "},");
+}
+
 char *lan7430_get_counters(Object *obj, Error **errp)
 {
     Lan7430State *s = LAN7430(obj);
@@ -123,28 +137,20 @@ char *lan7430_get_counters(Object *obj, Error **errp)
     for (i = 0; i < L7_NUM_RX_CH; i++) {
         g_string_append_printf(g, "%s%u", i ? "," : "", s->rxf[i].used);
     }
-    g_string_append(g, "],\"async_started\":{");
-    for (i = 0; i < L7A_KINDS; i++) {
-        g_string_append_printf(g, "%s\"%s\":%" PRIu64, i ? "," : "",
-                               l7_async_names[i], c->async_started[i]);
-    }
-    g_string_append(g, "},\"rx_wb_flush_why\":{");
-    for (i = 0; i < L7B_NUM; i++) {
-        g_string_append_printf(g, "%s\"%s\":%" PRIu64, i ? "," : "",
-                               l7_batch_why[i], c->rx_wb_flush_why[i]);
-    }
-    g_string_append(g, "},\"async_busy_reads\":{");
-    for (i = 0; i < L7A_KINDS; i++) {
-        g_string_append_printf(g, "%s\"%s\":%" PRIu64, i ? "," : "",
-                               l7_async_names[i], c->async_busy_reads[i]);
-    }
-    g_string_append(g, "},");
-    g_string_append(g, "\"fault_fired\":{");
-    for (i = 0; i < L7F_NUM; i++) {
-        g_string_append_printf(g, "%s\"%s\":%" PRIu64, i ? "," : "",
-                               l7_fault_names[i], c->fault_fired[i]);
-    }
-    g_string_append(g, "},");
+    g_string_append(g, "],");
+    l7_json_named(g, "async_started", l7_async_names, c->async_started,
+                  L7A_KINDS);
+    l7_json_named(g, "async_busy_reads", l7_async_names,
+                  c->async_busy_reads, L7A_KINDS);
+    l7_json_named(g, "async_wait_ns", l7_async_names, c->async_wait_ns,
+                  L7A_KINDS);
+    l7_json_named(g, "async_wait_max_ns", l7_async_names,
+                  c->async_wait_max_ns, L7A_KINDS);
+    l7_json_named(g, "rx_wb_flush_why", l7_batch_why, c->rx_wb_flush_why,
+                  L7B_NUM);
+    l7_json_named(g, "tx_wb_flush_why", l7_batch_why, c->tx_wb_flush_why,
+                  L7B_NUM);
+    l7_json_named(g, "fault_fired", l7_fault_names, c->fault_fired, L7F_NUM);
 #define J(f) g_string_append_printf(g, "\"%s\":%" PRIu64 ",", #f, c->f)
     J(irq_intx_assert);
     J(irq_moderated);
@@ -186,8 +192,14 @@ char *lan7430_get_counters(Object *obj, Error **errp)
     J(rx_pause_holds);
     J(desc_tail_errors);
     J(rx_wb_batched_desc);
+    J(tx_wb_flushes);
+    J(tx_wb_batched_desc);
+    J(wb_late_writes);
+    J(wb_discarded);
+    J(wb_freed_ring_writes);
 #undef J
     l7_json_peer_pause(g, s);
+    g_string_append_printf(g, "\"wb_at_stop\":%u,", s->wb_at_stop);
     g_string_append_printf(g, "\"rx_fifo_kib\":%u,", s->rx_fifo_kib);
     g_string_append_printf(g, "\"rate_mbps\":%u,", s->rate_mbps);
     g_string_append_printf(g, "\"rate_burst_us\":%u,", s->rate_burst_us);
@@ -231,13 +243,14 @@ static void l7_rate_changed(Lan7430State *s)
     s->tx_backlog = false;
     s->rx_backlog = false;
     s->rx_reserved = false;
+    s->rx_mac_finishing = false;        /* no frame booked any more */
+    s->rx_dma_finishing = 0;
     s->tx_held_due = 0;
     if (s->tx_held && s->rate_mbps) {
+        s->tx_held_ns = l7_tx_chain_ns(s, s->txbuf, s->tx_held_len,
+                                       s->tx_held_lso, s->tx_held_mss);
         s->tx_held_due = l7_wire_book(s, &s->tx_wire_free, false,
-                                      l7_tx_chain_ns(s, s->txbuf,
-                                                     s->tx_held_len,
-                                                     s->tx_held_lso,
-                                                     s->tx_held_mss));
+                                      s->tx_held_ns);
     }
     l7_meter_start(&s->tx_meter);
     l7_meter_start(&s->rx_meter);
@@ -280,22 +293,32 @@ static const L7PropU32 l7_u32_props[] = {
       "1 = the PHY's link partner advertises pause (MII reg 5 PAUSE), "
       "0 = neither PAUSE nor ASYM_PAUSE; the driver reads it at its next "
       "link up" },
-    { "dma-stop-us", offsetof(Lan7430State, async_us[L7A_DMA_STOP]), 20,
-      NULL, "DMAC_CMD STOP_R/STOP_T: STOP_PENDING lasts this long (us)" },
-    { "dma-reset-us", offsetof(Lan7430State, async_us[L7A_DMA_RESET]), 10,
-      NULL, "DMAC_CMD SWR/RX_SWR/TX_SWR read 1 this long (us)" },
-    { "fifo-reset-us", offsetof(Lan7430State, async_us[L7A_FIFO_RESET]), 10,
+    { "dma-stop-us", offsetof(Lan7430State, async_us[L7A_DMA_STOP]), 0,
+      NULL, "DMAC_CMD STOP_R/STOP_T: fixed time (us) STOP_PENDING lasts "
+      "beyond the end of the frame the channel is DMAing (RX: the frame on "
+      "the wire for it; none: at once)" },
+    { "dma-reset-us", offsetof(Lan7430State, async_us[L7A_DMA_RESET]), 0,
+      NULL, "DMAC_CMD SWR/RX_SWR/TX_SWR read 1 this long (us); 0 = done "
+      "within the write (a few cycles on silicon)" },
+    { "fifo-reset-us", offsetof(Lan7430State, async_us[L7A_FIFO_RESET]), 0,
       NULL, "FCT_RX_CTL/FCT_TX_CTL RESET reads 1 this long (us); RX frames "
-      "arriving meanwhile are dropped" },
-    { "mac-disable-us", offsetof(Lan7430State, async_us[L7A_MAC_DIS]), 13,
-      NULL, "MAC_RX.RXD / MAC_TX.TXD set this long (us) after the enable "
-      "is cleared" },
+      "arriving meanwhile are dropped; 0 = done within the write" },
+    { "mac-disable-us", offsetof(Lan7430State, async_us[L7A_MAC_DIS]), 0,
+      NULL, "MAC_RX.RXD / MAC_TX.TXD: fixed time (us) after the end of the "
+      "frame on the wire when the enable was cleared (none: at once)" },
     { "desc-check", offsetof(Lan7430State, desc_check), 1, NULL,
       "1 = an RX/TX tail outside the ring sets DMAC_*_ERR_STS.DESC_TAIL_ERR "
       "and is ignored; 0 = wrapped (old model)" },
-    { "rx-wb-batch", offsetof(Lan7430State, rx_wb_batch), 0, NULL,
+    { "rx-wb-batch", offsetof(Lan7430State, rx_wb_batch), 1, NULL,
       "1 = RX descriptor write-backs batched as RX_CFG_A says (WB_THRES, "
-      "WB_ON_INT_TMR, WB_SWFLUSH); 0 = every frame at once" },
+      "WB_ON_INT_TMR, WB_SWFLUSH); 0 = every frame at once (old model)" },
+    { "tx-wb-batch", offsetof(Lan7430State, tx_wb_batch), 1, NULL,
+      "1 = TX head write-back (and TX_IOC) batched as TX_CFG_A says "
+      "(HP_WB_THRES, HP_WB_ON_INT_TMR); 0 = after every fetch (old model)" },
+    { "wb-at-stop", offsetof(Lan7430State, wb_at_stop), 1, NULL,
+      "write-backs pending when a DMA stop completes: 0 = written at the "
+      "stop (flushed), 1 = written after it, at the write-back timer (late)"
+      },
     { "fault-wb-delay-us", offsetof(Lan7430State, fault_wb_delay_us), 2000,
       NULL, "delay of the wb-delay-desc/wb-delay-head faults (us)" },
     { "fault-rx-stall-ms", offsetof(Lan7430State, fault_rx_stall_ms), 100,

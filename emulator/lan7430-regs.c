@@ -444,6 +444,7 @@ static void lan7430_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
     if (addr >= L7_STAT_FIRST && addr <= L7_STAT_LAST) {
         return;                 /* statistics are read only */
     }
+    l7_ring_regs_written(s, addr);
     s->regs[addr >> 2] = val;
 }
 

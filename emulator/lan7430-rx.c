@@ -252,14 +252,18 @@ static bool l7_rx_dma_ready(Lan7430State *s, int ch)
 {
     /* a channel with a stop pending takes no further frame */
     return (s->dmac_run & L7_DMAC_CMD_START_R(ch)) &&
-           !(s->dmac_stop & L7_DMAC_CMD_STOP_R(ch)) &&
+           (!(s->dmac_stop & L7_DMAC_CMD_STOP_R(ch)) ||
+            (s->rx_dma_finishing & (1u << ch))) &&
            (PCI_DEVICE(s)->config[PCI_COMMAND] & PCI_COMMAND_MASTER) &&
            (l7_reg(s, L7_RX_CFG_B(ch)) & L7_RX_CFG_B_RING_LEN_MASK) > 1;
 }
 
-static bool l7_rx_enabled(Lan7430State *s)
+/* the receiver takes frames; after RXEN was cleared, only the frame that
+ * was on the wire then (rx_mac_finishing, see async) */
+bool l7_rx_enabled(Lan7430State *s)
 {
-    return (s->mac_rx & L7_MAC_RX_RXEN) && l7_link_up(s);
+    return ((s->mac_rx & L7_MAC_RX_RXEN) || s->rx_mac_finishing) &&
+           l7_link_up(s);
 }
 
 static bool l7_filter(Lan7430State *s, const uint8_t *p)
@@ -433,6 +437,21 @@ static void l7_rx_desc_wr32(Lan7430State *s, uint64_t a, uint32_t v,
     l7_dma_write(s, a, &le, 4, true);
 }
 
+/* a batch written back: late (after its channel's stop completed, bit)
+ * and/or into a ring the driver has reprogrammed since it was started */
+void l7_wb_written(Lan7430State *s, L7WbPending *b, uint32_t gen,
+                          uint32_t late_bit, const char *dir, int ch)
+{
+    if (s->wb_late & late_bit) {
+        s->wb_late &= ~late_bit;
+        s->cnt.wb_late_writes++;
+    }
+    if (b->gen != gen) {
+        s->cnt.wb_freed_ring_writes++;
+        trace_lan743x_wb_freed_ring(dir, ch);
+    }
+}
+
 void l7_rx_head_wb(Lan7430State *s, int ch, uint32_t idx)
 {
     if (l7_reg(s, L7_RX_CFG_A(ch)) & L7_RX_CFG_A_HP_WB_EN) {
@@ -547,16 +566,18 @@ static int l7_rx_find_descs(Lan7430State *s, int ch, uint32_t need,
 }
 
 /*
- * Batched descriptor write-back (property rx-wb-batch, default 0 = every
- * frame written back at once).  With it, RX_CFG_A as the driver programs
- * it (Microchip's 2017 lan743x.h names the fields): WB_THRES (28:24)
- * descriptors are written back together, with the head write-back and
- * RXFRM; WB_ON_INT_TMR (30) writes back what is pending when the
- * channel's interrupt moderation interval (INT_MOD_CFG, absolute from the
- * first pending frame) has elapsed; WB_SWFLUSH (31, self-clearing) writes
- * back at once.  A stop that completes writes back; a channel reset
+ * Batched descriptor write-back (property rx-wb-batch, default 1; 0 =
+ * every frame written back at once, the older model).  RX_CFG_A as the
+ * driver programs it (Microchip's 2017 lan743x.h names the fields):
+ * WB_THRES (28:24) descriptors are written back together, with the head
+ * write-back and RXFRM; WB_ON_INT_TMR (30) writes back what is pending
+ * when the channel's interrupt moderation interval (INT_MOD_CFG, absolute
+ * from the first pending frame) has elapsed; WB_SWFLUSH (31, self-clearing)
+ * writes back at once.  A stop that completes writes back (wb-at-stop=0)
+ * or leaves the batch to its timer (wb-at-stop=1, late); a channel reset
  * discards.  Without the timer bit, or a zero interval, a frame below the
- * threshold is written back at once (assumption).
+ * threshold is written back at once (assumption).  The addresses (ring
+ * and head write-back) are those of when the frames were written.
  */
 QEMU_BUILD_BUG_ON(L7B_NUM != ARRAY_SIZE(((L7Counters *)0)->rx_wb_flush_why));
 const char *const l7_batch_why[L7B_NUM] = {
@@ -600,6 +621,7 @@ void l7_rx_batch_flush(Lan7430State *s, int ch, int why)
         uint32_t le = cpu_to_le32(b->val[i]);
         l7_dma_write(s, b->addr[i], &le, 4, true);
     }
+    l7_wb_written(s, b, s->rx_ring_gen[ch], 1u << ch, "rx", ch);
     trace_lan743x_rx_wb_flush(ch, s->rxb_descs[ch], l7_batch_why[why]);
     s->cnt.rx_wb_flushes[ch]++;
     s->cnt.rx_wb_flush_why[why]++;
@@ -610,7 +632,12 @@ void l7_rx_batch_flush(Lan7430State *s, int ch, int why)
         s->rxb_due[ch] = 0;
         l7_rx_batch_rearm(s);
     }
-    l7_rx_head_wb(s, ch, b->head_idx);
+    if (b->head_en) {
+        uint32_t h = cpu_to_le32(b->head_idx);
+
+        l7_dma_write(s, b->head_addr, &h, 4, true);
+        s->cnt.rx_head_wb[ch]++;
+    }
     s->dmac_int_sts |= L7_DMAC_INT_RXFRM(ch);
     l7_update_irq(s);
 }
@@ -618,6 +645,10 @@ void l7_rx_batch_flush(Lan7430State *s, int ch, int why)
 /* channel reset: pending write-backs are void */
 void l7_rx_batch_discard(Lan7430State *s, int ch)
 {
+    if (s->rxb[ch].active) {
+        s->cnt.wb_discarded++;
+    }
+    s->wb_late &= ~(1u << ch);
     s->rxb[ch].active = false;
     s->rxb[ch].n = 0;
     s->rxb_descs[ch] = 0;
@@ -635,6 +666,12 @@ static void l7_rx_batch_add(Lan7430State *s, int ch, int ndesc, uint32_t head)
                      L7_RX_CFG_A_WB_THRES_SHIFT;
     int64_t ivl = l7_mod_interval_ns(s, L7_INT_BIT_DMA_RX(ch));
 
+    if (!s->rxb[ch].active) {
+        s->rxb[ch].gen = s->rx_ring_gen[ch];
+        s->rxb[ch].head_en = cfg & L7_RX_CFG_A_HP_WB_EN;
+        s->rxb[ch].head_addr = l7_addr64(s, L7_RX_HEAD_WB_ADDRH(ch),
+                                         L7_RX_HEAD_WB_ADDRL(ch));
+    }
     s->rxb[ch].active = true;
     s->rxb[ch].head_idx = head;
     s->rxb_descs[ch] += ndesc;
@@ -662,6 +699,30 @@ void l7_rx_batch_timer_cb(void *opaque)
         }
     }
     l7_rx_batch_rearm(s);
+}
+
+/*
+ * Channel ch's stop completed: its pending write-backs are written now
+ * (wb-at-stop=0) or left to the write-back timer, i.e. written after the
+ * stop (wb-at-stop=1, counted in wb_late_writes when they are).
+ */
+void l7_rx_batch_stop(Lan7430State *s, int ch)
+{
+    int64_t ivl = l7_mod_interval_ns(s, L7_INT_BIT_DMA_RX(ch));
+
+    if (!s->rxb[ch].active) {
+        return;
+    }
+    if (!s->wb_at_stop) {
+        l7_rx_batch_flush(s, ch, L7B_STOP);
+        return;
+    }
+    s->wb_late |= 1u << ch;
+    if (!s->rxb_due[ch]) {
+        s->rxb_due[ch] = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                         MAX(ivl, SCALE_US);
+        l7_rx_batch_rearm(s);
+    }
 }
 
 /*
@@ -762,8 +823,9 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
 
     /* descriptor write-backs: now, held by a fault, or batched */
     batch = !f_wb_desc && !f_wb_head && l7_rx_wb_batched(s, ch);
-    if (batch && s->rxb[ch].n + 2 * nd + 3 > L7_WB_MAX_WRITES) {
-        l7_rx_batch_flush(s, ch, L7B_FULL);
+    if (batch && (s->rxb[ch].n + 2 * nd + 3 > L7_WB_MAX_WRITES ||
+                  s->rxb[ch].gen != s->rx_ring_gen[ch])) {
+        l7_rx_batch_flush(s, ch, L7B_FULL);     /* full, or an old ring */
     } else if (!batch && s->rxb[ch].active) {
         l7_rx_batch_flush(s, ch, L7B_ORDER);    /* keep the order */
     }
@@ -1139,8 +1201,10 @@ ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
         int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 
         if (!s->rx_reserved) {
+            s->rx_held_ns = l7_wire_ns(s, size);
+            s->rx_held_ch = l7_rss_channel(s, buf, size);
             s->rx_held_due = l7_wire_book(s, &s->rx_wire_free, s->rx_backlog,
-                                          l7_wire_ns(s, size));
+                                          s->rx_held_ns);
             s->rx_reserved = true;
         }
         if (s->rx_held_due > now) {
@@ -1163,6 +1227,8 @@ ssize_t lan7430_receive(NetClientState *nc, const uint8_t *buf,
     }
     l7_receive_frame(s, buf, size);
     s->rx_reserved = false;             /* the booked frame went through */
+    s->rx_mac_finishing = false;        /* the frame a stop waited for */
+    s->rx_dma_finishing = 0;
     return size;
 }
 

@@ -22,10 +22,17 @@
  * shared, a held frame blocks all channels until the wire takes it).  The
  * LAN743x has one channel, so this is l7_tx_process(s, 0) there.
  */
+static bool l7_tx_fifo(Lan7430State *s);
+
 void l7_tx_kick(Lan7430State *s)
 {
     int i, first = s->tx_rr;
 
+    /* MAC TX disabled while the held frame was on the wire: it still goes
+     * when its time is due (see async) */
+    if (s->tx_mac_finishing && !l7_tx_fifo(s)) {
+        s->tx_mac_finishing = false;
+    }
     for (i = 0; i < s->ntx; i++) {
         l7_tx_process(s, (first + i) % s->ntx);
     }
@@ -244,6 +251,179 @@ static bool l7_tx_ready(Lan7430State *s, int ch)
            (l7_reg(s, L7_TX_CFG_B(ch)) & L7_TX_CFG_B_RING_LEN_MASK) > 1;
 }
 
+/*
+ * TX head write-back batching (property tx-wb-batch, default 1; 0 = the
+ * head written back and TX_IOC raised after every fetch, the older model).
+ * TX_CFG_A as the driver programs it: the head is written back (and
+ * TX_IOC set if a completed frame had IOC) once HP_WB_THRES (3:0)
+ * descriptors have completed since the last write-back; with
+ * HP_WB_ON_INT_TMR (30) when the channel's interrupt moderation interval
+ * has elapsed since the first pending completion, whichever comes first.
+ * Assumptions: the threshold counts descriptors (as RX WB_THRES);
+ * TMR_HPWB_SEL (29:28, the driver selects IOC) is not modelled: the
+ * driver sets IOC on the frames it wants completions for, and the model
+ * arms the timer for any pending completion; without the timer bit, or
+ * with a zero interval, the head is written back at once.  Stops: as RX
+ * (wb-at-stop), resets discard.
+ */
+static bool l7_tx_wb_batched(Lan7430State *s, int ch)
+{
+    return s->tx_wb_batch &&
+           (l7_reg(s, L7_TX_CFG_A(ch)) & L7_TX_CFG_A_HP_WB_THRES_MASK) > 1;
+}
+
+static void l7_tx_batch_rearm(Lan7430State *s)
+{
+    int64_t next = INT64_MAX;
+    int ch;
+
+    for (ch = 0; ch < s->ntx; ch++) {
+        if (s->txb_due[ch]) {
+            next = MIN(next, s->txb_due[ch]);
+        }
+    }
+    if (next == INT64_MAX) {
+        timer_del(s->txb_timer);
+    } else {
+        timer_mod(s->txb_timer, next);
+    }
+}
+
+/* write back channel ch's pending head, then TX_IOC */
+static void l7_tx_batch_flush(Lan7430State *s, int ch, int why)
+{
+    L7WbPending *b = &s->txb[ch];
+
+    if (!b->active) {
+        return;
+    }
+    if (b->head_en) {
+        uint32_t h = cpu_to_le32(b->head_idx);
+
+        l7_dma_write(s, b->head_addr, &h, 4, true);
+        s->cnt.tx_head_wb++;
+    }
+    l7_wb_written(s, b, s->tx_ring_gen[ch], 1u << (8 + ch), "tx", ch);
+    trace_lan743x_tx_wb_flush(ch, s->txb_descs[ch], l7_batch_why[why]);
+    s->cnt.tx_wb_flushes++;
+    s->cnt.tx_wb_flush_why[why]++;
+    b->active = false;
+    s->txb_descs[ch] = 0;
+    if (s->txb_due[ch]) {
+        s->txb_due[ch] = 0;
+        l7_tx_batch_rearm(s);
+    }
+    if (s->txb_ioc[ch]) {
+        s->txb_ioc[ch] = false;
+        s->dmac_int_sts |= L7_DMAC_INT_TX_IOC(ch);
+        l7_update_irq(s);
+    }
+}
+
+/* channel reset: the pending head write-back is void */
+void l7_tx_batch_discard(Lan7430State *s, int ch)
+{
+    if (s->txb[ch].active) {
+        s->cnt.wb_discarded++;
+    }
+    s->wb_late &= ~(1u << (8 + ch));
+    s->txb[ch].active = false;
+    s->txb_descs[ch] = 0;
+    s->txb_ioc[ch] = false;
+    if (s->txb_due[ch] && s->txb_timer) {
+        s->txb_due[ch] = 0;
+        l7_tx_batch_rearm(s);
+    }
+}
+
+/* the head write-back and IOC of one frame fetch, as before batching */
+static void l7_tx_head_wb_now(Lan7430State *s, int ch, bool ioc)
+{
+    if (l7_reg(s, L7_TX_CFG_A(ch)) & L7_TX_CFG_A_HP_WB_EN) {
+        uint32_t h = cpu_to_le32(s->tx_head[ch]);
+        uint64_t wb = l7_addr64(s, L7_TX_HEAD_WB_ADDRH(ch),
+                                L7_TX_HEAD_WB_ADDRL(ch));
+        l7_dma_write(s, wb, &h, 4, true);
+        s->cnt.tx_head_wb++;
+    }
+    if (ioc) {
+        s->dmac_int_sts |= L7_DMAC_INT_TX_IOC(ch);
+        l7_update_irq(s);
+    }
+}
+
+/* ndesc descriptors of channel ch completed (fetched into the TX FIFO) */
+static void l7_tx_completed(Lan7430State *s, int ch, int ndesc, bool ioc)
+{
+    uint32_t cfg = l7_reg(s, L7_TX_CFG_A(ch));
+    uint32_t thres = cfg & L7_TX_CFG_A_HP_WB_THRES_MASK;
+    int64_t ivl = l7_mod_interval_ns(s, L7_INT_BIT_DMA_TX(ch));
+    L7WbPending *b = &s->txb[ch];
+
+    if (!l7_tx_wb_batched(s, ch)) {
+        l7_tx_batch_flush(s, ch, L7B_ORDER);
+        l7_tx_head_wb_now(s, ch, ioc);
+        return;
+    }
+    if (b->active && b->gen != s->tx_ring_gen[ch]) {
+        l7_tx_batch_flush(s, ch, L7B_FULL);     /* an old ring's */
+    }
+    if (!b->active) {
+        b->active = true;
+        b->gen = s->tx_ring_gen[ch];
+        b->head_en = cfg & L7_TX_CFG_A_HP_WB_EN;
+        b->head_addr = l7_addr64(s, L7_TX_HEAD_WB_ADDRH(ch),
+                                 L7_TX_HEAD_WB_ADDRL(ch));
+    }
+    b->head_idx = s->tx_head[ch];
+    s->txb_descs[ch] += ndesc;
+    s->txb_ioc[ch] |= ioc;
+    s->cnt.tx_wb_batched_desc += ndesc;
+    if (s->txb_descs[ch] >= thres) {
+        l7_tx_batch_flush(s, ch, L7B_THRES);
+    } else if (!(cfg & L7_TX_CFG_A_HP_WB_ON_INT_TMR) || !ivl) {
+        l7_tx_batch_flush(s, ch, L7B_TIMER);
+    } else if (!s->txb_due[ch]) {
+        s->txb_due[ch] = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ivl;
+        l7_tx_batch_rearm(s);
+    }
+}
+
+void l7_tx_batch_timer_cb(void *opaque)
+{
+    Lan7430State *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int ch;
+
+    for (ch = 0; ch < s->ntx; ch++) {
+        if (s->txb_due[ch] && s->txb_due[ch] <= now) {
+            s->txb_due[ch] = 0;
+            l7_tx_batch_flush(s, ch, L7B_TIMER);
+        }
+    }
+    l7_tx_batch_rearm(s);
+}
+
+/* channel ch's stop completed: as l7_rx_batch_stop */
+void l7_tx_batch_stop(Lan7430State *s, int ch)
+{
+    int64_t ivl = l7_mod_interval_ns(s, L7_INT_BIT_DMA_TX(ch));
+
+    if (!s->txb[ch].active) {
+        return;
+    }
+    if (!s->wb_at_stop) {
+        l7_tx_batch_flush(s, ch, L7B_STOP);
+        return;
+    }
+    s->wb_late |= 1u << (8 + ch);
+    if (!s->txb_due[ch]) {
+        s->txb_due[ch] = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                         MAX(ivl, SCALE_US);
+        l7_tx_batch_rearm(s);
+    }
+}
+
 void l7_tx_process(Lan7430State *s, int ch)
 {
     PCIDevice *pd = PCI_DEVICE(s);
@@ -251,7 +431,7 @@ void l7_tx_process(Lan7430State *s, int ch)
     uint64_t base = l7_addr64(s, L7_TX_BASE_ADDRH(ch), L7_TX_BASE_ADDRL(ch));
     unsigned sp = l7_desc_space(s);
     bool any = false, ioc_any = false;
-    int budget = 4096;
+    int budget = 4096, ndone = 0;
 
     if (!l7_tx_ready(s, ch) || !(pd->config[PCI_COMMAND] & PCI_COMMAND_MASTER)) {
         return;
@@ -324,6 +504,7 @@ void l7_tx_process(Lan7430State *s, int ch)
         }
         s->tx_head[ch] = idx;
         s->cnt.tx_desc_consumed += nd;
+        ndone += nd;
         s->tx_rr = (ch + 1) % s->ntx;
         any = true;
         if (overflow || len == 0) {
@@ -332,9 +513,9 @@ void l7_tx_process(Lan7430State *s, int ch)
         } else if (s->rate_mbps) {
             s->tx_held = true;
             s->tx_held_ch = ch;
+            s->tx_held_ns = l7_tx_chain_ns(s, s->txbuf, len, lso, mss);
             s->tx_held_due = l7_wire_book(s, &s->tx_wire_free, s->tx_backlog,
-                                          l7_tx_chain_ns(s, s->txbuf, len,
-                                                         lso, mss));
+                                          s->tx_held_ns);
             s->tx_held_len = len;
             s->tx_held_d0 = first_d0;
             s->tx_held_lso = lso;
@@ -351,15 +532,7 @@ void l7_tx_process(Lan7430State *s, int ch)
         s->tx_backlog = false;  /* ring drained: nothing waits any more */
     }
 out:
-    if (any && (l7_reg(s, L7_TX_CFG_A(ch)) & L7_TX_CFG_A_HP_WB_EN)) {
-        uint32_t h = cpu_to_le32(s->tx_head[ch]);
-        uint64_t wb = l7_addr64(s, L7_TX_HEAD_WB_ADDRH(ch),
-                                L7_TX_HEAD_WB_ADDRL(ch));
-        l7_dma_write(s, wb, &h, 4, true);
-        s->cnt.tx_head_wb++;
-    }
-    if (ioc_any) {
-        s->dmac_int_sts |= L7_DMAC_INT_TX_IOC(ch);
-        l7_update_irq(s);
+    if (any) {
+        l7_tx_completed(s, ch, ndone, ioc_any);
     }
 }

@@ -166,6 +166,7 @@ void l7_dma_tx_reset(Lan7430State *s, int ch)
     if (s->tx_held_ch == ch) {
         s->tx_held = false;
     }
+    l7_tx_batch_discard(s, ch);
     s->tx_head[ch] = 0;
     s->tx_tail[ch] = 0;
     s->dmac_run &= ~L7_DMAC_CMD_START_T(ch);
@@ -226,6 +227,9 @@ void l7_soft_reset(Lan7430State *s)
     s->fct_tx_en = 0;
     s->fct_int_sts = 0;
     memset(s->op_due, 0, sizeof(s->op_due));
+    s->rx_mac_finishing = false;
+    s->tx_mac_finishing = false;
+    s->rx_dma_finishing = 0;
     if (s->op_timer) {
         timer_del(s->op_timer);
     }

@@ -202,7 +202,9 @@
 #define   L7_RX_CFG_C_INT_STS_R2C_MODE_MASK 0x7u
 
 #define L7_TX_CFG_A(ch)         (0xD40 + ((ch) << 6))
+#define   L7_TX_CFG_A_HP_WB_ON_INT_TMR (1u << 30)
 #define   L7_TX_CFG_A_HP_WB_EN  (1u << 5)
+#define   L7_TX_CFG_A_HP_WB_THRES_MASK 0xFu
 #define L7_TX_CFG_B(ch)         (0xD44 + ((ch) << 6))
 #define   L7_TX_CFG_B_RING_LEN_MASK 0xFFFFu
 #define L7_TX_BASE_ADDRH(ch)    (0xD48 + ((ch) << 6))

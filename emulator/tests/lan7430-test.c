@@ -178,6 +178,8 @@ static uint32_t msix_seen(Ctx *c, int v)
     return d;
 }
 
+static void prop_set(Ctx *c, const char *prop, uint32_t val);
+
 static void test_reset_defaults(void)
 {
     Ctx c;
@@ -202,7 +204,12 @@ static void test_reset_defaults(void)
     g_assert_cmphex(v & (1u << 4), ==, 0);
     g_assert_cmphex(v & (1u << 7), ==, 1u << 7);
 
-    /* DMAC soft reset self-clears, after dma-reset-us (10) */
+    /* DMAC soft reset self-clears: by default within the write (a few
+     * cycles on silicon, dma-reset-us 0) */
+    wr(&c, DMAC_CMD, 1u << 31);
+    g_assert_cmphex(rd(&c, DMAC_CMD), ==, 0);
+    /* ... or after dma-reset-us (here the older model's 10) */
+    prop_set(&c, "dma-reset-us", 10);
     wr(&c, DMAC_CMD, 1u << 31);
     g_assert_cmphex(rd(&c, DMAC_CMD), ==, 1u << 31);
     qtest_clock_step(c.qs->qts, 10 * 1000);
@@ -2181,7 +2188,7 @@ static void test_desc_tail_check(void)
 }
 
 /*
- * Batched write-back (rx-wb-batch=1): RX_CFG_A WB_THRES 3 + WB_ON_INT_TMR,
+ * Batched write-back (rx-wb-batch=1, the default): RX_CFG_A WB_THRES 3 + WB_ON_INT_TMR,
  * moderation 100 us: two frames stay unwritten (OWN, no head write-back,
  * no RXFRM), the third writes back all three; a lone frame is written back
  * when the interval has elapsed; WB_SWFLUSH writes back at once.
@@ -2196,8 +2203,7 @@ static void test_rx_wb_batch(void)
     ctx_init(&c, false);
     q = c.qs->qts;
     setup_rx(&c, &r, 0);
-    g_assert_cmpint(prop_get(&c, "rx-wb-batch"), ==, 0);
-    prop_set(&c, "rx-wb-batch", 1);
+    g_assert_cmpint(prop_get(&c, "rx-wb-batch"), ==, 1);     /* default */
     wr(&c, INT_MOD_CFG0, 100);                  /* 100 us, all sources */
     wr(&c, RX_CFG_A(0), (1u << 30) | (3u << 24) | (1u << 5));
     make_frame(f, sizeof(f));
@@ -2235,6 +2241,342 @@ static void test_rx_wb_batch(void)
     g_assert_cmphex(rd(&c, RX_CFG_A(0)) >> 31, ==, 0);
     g_assert_cmpint(cnt_arr(&c, "rx_wb_flushes", 0), ==, 3);
     g_assert_cmpint(cnt(&c, "rx_wb_batched_desc"), ==, 5);
+    ctx_fini(&c);
+}
+
+/* ---- completion driven by traffic, write-back as programmed ---- */
+
+/* a 9018-byte frame (FCS included) takes 72.304 us at 1 Gbit/s */
+#define JUMBO_LEN           9014
+#define WIRE_NS_JUMBO       ((JUMBO_LEN + 4 + 8 + 12) * 8)
+
+/* the RX side of (setup_rx) for 9018-byte frames, paced without burst */
+static void setup_rx_jumbo(Ctx *c, Rings *r)
+{
+    setup_rx(c, r, 0);
+    wr(c, MAC_RX, (rd(c, MAC_RX) & 0xFFFF) | (9018u << 16));
+    prop_set(c, "rate-burst-us", 0);
+    prop_set(c, "rate-catchup-us", 0);
+}
+
+/*
+ * MAC RX/TX disable with nothing on the wire: RXD/TXD are set within the
+ * write, before the driver's first read and before any clock step.
+ */
+static void test_mac_disable_idle(void)
+{
+    Ctx c;
+    Rings r;
+    TxRing t;
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    setup_tx(&c, &t);
+    wr(&c, MAC_RX, rd(&c, MAC_RX) & ~1u);
+    g_assert_cmphex(rd(&c, MAC_RX) & 2, ==, 2);
+    wr(&c, MAC_TX, rd(&c, MAC_TX) & ~1u);
+    g_assert_cmphex(rd(&c, MAC_TX) & 2, ==, 2);
+    g_assert_cmpint(cnt_sub(&c, "async_busy_reads", "mac-disable"), ==, 0);
+    g_assert_cmpint(cnt_sub(&c, "async_wait_max_ns", "mac-disable"), ==, 0);
+    ctx_fini(&c);
+}
+
+/*
+ * MAC RX disable 30 us into a 9018-byte frame (72.304 us on the wire at
+ * 1 Gbit/s): RXD is set when its last bit has come off, the frame is still
+ * received; the next frame is not.  MAC TX disable while a 1514-byte frame
+ * goes out: TXD when it has left the wire, the frame is sent.
+ */
+static void test_mac_disable_frame(void)
+{
+    Ctx c;
+    Rings r;
+    TxRing t;
+    QTestState *q;
+    static uint8_t f[JUMBO_LEN];
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx_jumbo(&c, &r);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_pace_holds", 1));    /* on the wire */
+    qtest_clock_step(q, 30 * 1000);             /* 42.304 us to go */
+    wr(&c, MAC_RX, rd(&c, MAC_RX) & ~1u);
+    g_assert_cmphex(rd(&c, MAC_RX) & 2, ==, 0);
+    qtest_clock_step(q, WIRE_NS_JUMBO - 30 * 1000 - 1);
+    g_assert_cmphex(rd(&c, MAC_RX) & 2, ==, 0);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    qtest_clock_step(q, 1);
+    g_assert_cmphex(rd(&c, MAC_RX) & 2, ==, 2);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 1);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 6);
+    g_assert_cmpint(cnt_sub(&c, "async_wait_max_ns", "mac-disable"), ==,
+                    WIRE_NS_JUMBO - 30 * 1000);
+    send_frame(&c, f, 100);                     /* receiver now off */
+    g_assert_true(wait_cnt(&c, "rx_drop_disabled", 1));
+
+    /* TX: 1514 bytes take 12.304 us */
+    setup_tx(&c, &t);
+    tx_desc(&c, &t, 0, 1514, 0);
+    wr(&c, TX_TAIL(0), 1);
+    g_assert_cmpint(cnt(&c, "tx_pace_holds"), ==, 1);
+    wr(&c, MAC_TX, rd(&c, MAC_TX) & ~1u);
+    g_assert_cmphex(rd(&c, MAC_TX) & 2, ==, 0);
+    qtest_clock_step(q, 12304 - 1);
+    g_assert_cmphex(rd(&c, MAC_TX) & 2, ==, 0);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 0);
+    qtest_clock_step(q, 1);
+    g_assert_cmphex(rd(&c, MAC_TX) & 2, ==, 2);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 1);
+    drain_sock(&c, 1);
+    /* the fixed part comes on top: mac-disable-us */
+    prop_set(&c, "mac-disable-us", 20);
+    wr(&c, MAC_RX, rd(&c, MAC_RX) | 1);
+    wr(&c, MAC_RX, rd(&c, MAC_RX) & ~1u);
+    g_assert_cmphex(rd(&c, MAC_RX) & 2, ==, 0);
+    qtest_clock_step(q, 20 * 1000);
+    g_assert_cmphex(rd(&c, MAC_RX) & 2, ==, 2);
+    ctx_fini(&c);
+}
+
+/*
+ * DMA stop: at once (within the write) when the channel is idle; with a
+ * 9018-byte frame for the channel on the wire, STOP_PENDING until the
+ * frame has come off the wire and been written back.
+ */
+static void test_dma_stop_frame(void)
+{
+    Ctx c;
+    Rings r;
+    QTestState *q;
+    static uint8_t f[JUMBO_LEN];
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx_jumbo(&c, &r);
+    wr(&c, DMAC_CMD, 1u << 0);                  /* STOP_R(0), idle */
+    g_assert_cmphex(rd(&c, DMAC_CMD) & 0x11, ==, 0x01);  /* STOPPED */
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 12), ==, 1u << 12);
+    g_assert_cmpint(cnt_sub(&c, "async_busy_reads", "dma-stop"), ==, 0);
+    wr(&c, DMAC_INT_STS, 1u << 12);
+    wr(&c, DMAC_CMD, 1u << 4);                  /* START_R(0) */
+
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_pace_holds", 1));
+    wr(&c, DMAC_CMD, 1u << 0);
+    g_assert_cmphex(rd(&c, DMAC_CMD) & 0x11, ==, 0x11);  /* STOP_PENDING */
+    qtest_clock_step(q, WIRE_NS_JUMBO - 1);
+    g_assert_cmphex(rd(&c, DMAC_CMD) & 0x11, ==, 0x11);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 0xdead);
+    qtest_clock_step(q, 1);
+    g_assert_cmphex(rd(&c, DMAC_CMD) & 0x11, ==, 0x01);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 12), ==, 1u << 12);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 6);   /* written back */
+    g_assert_cmphex(rx_d0(&c, &r, 5) & (RX_OWN | RX_LS), ==, RX_LS);
+    g_assert_cmpint(cnt_sub(&c, "async_wait_max_ns", "dma-stop"), ==,
+                    WIRE_NS_JUMBO);
+    ctx_fini(&c);
+}
+
+/* RX_CFG_A as lan743x_rx_enable() writes it: WB_ON_INT_TMR, WB_THRES 7,
+ * PF_THRES 16, PF_PRI_THRES 4, HP_WB_EN; INT_MOD_CFG0 400 as the driver */
+#define DRV_RX_CFG_A ((1u << 30) | (7u << 24) | (16u << 16) | (4u << 8) | \
+                      (1u << 5))
+#define DRV_TX_CFG_A ((1u << 30) | (1u << 28) | (16u << 16) | (4u << 8) | \
+                      (1u << 5) | 7u)
+
+static void setup_rx_drv(Ctx *c, Rings *r)
+{
+    setup_rx(c, r, 0);
+    wr(c, INT_MOD_CFG0, 400);
+    wr(c, RX_CFG_A(0), DRV_RX_CFG_A);
+}
+
+/*
+ * Default: RX write-back as the driver programs it: six frames stay
+ * unwritten (OWN, no head write-back, no RXFRM), the seventh writes back
+ * all seven; a lone frame is written back when the 400 us timer expires.
+ */
+static void test_wb_default_rx(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+    int i;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx_drv(&c, &r);
+    make_frame(f, sizeof(f));
+    for (i = 0; i < 6; i++) {
+        send_frame(&c, f, sizeof(f));
+    }
+    g_assert_true(wait_cnt(&c, "rx_frames", 6));
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 0xdead);
+    g_assert_cmphex(rx_d0(&c, &r, 0), ==, RX_OWN | 1536);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 16), ==, 0);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 7));
+    g_assert_cmphex(rx_d0(&c, &r, 6) & (RX_OWN | RX_LS), ==, RX_LS);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 16), ==, 1u << 16);
+    g_assert_cmpint(cnt_sub(&c, "rx_wb_flush_why", "threshold"), ==, 1);
+    wr(&c, RX_TAIL(0), 0);                      /* descriptor 7 */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 8));
+    qtest_clock_step(q, 399 * 1000);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 7);
+    qtest_clock_step(q, 1000);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 0);
+    g_assert_cmpint(cnt_sub(&c, "rx_wb_flush_why", "timer"), ==, 1);
+    g_assert_cmpint(cnt(&c, "wb_freed_ring_writes"), ==, 0);
+    ctx_fini(&c);
+}
+
+/*
+ * Default: TX head write-back (and TX_IOC) per HP_WB_THRES 7: six frames
+ * go out without head write-back or IOC, the seventh writes the head;
+ * one more is written back when the interrupt timer (100 us) expires.
+ * tx-wb-batch=0: after every fetch, as the older model.
+ */
+static void test_wb_default_tx(void)
+{
+    Ctx c;
+    TxRing t;
+    QTestState *q;
+    int i;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_tx(&c, &t);
+    wr(&c, INT_MOD_CFG0, 100);
+    wr(&c, TX_CFG_A(0), DRV_TX_CFG_A);
+    for (i = 0; i < 6; i++) {
+        tx_desc(&c, &t, i, 100, 1u << 26);      /* IOC */
+    }
+    wr(&c, TX_TAIL(0), 6);
+    drain_sock(&c, 6);
+    g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 6);
+    g_assert_cmphex(qtest_readl(q, t.hwb), ==, 0xdead);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & 1, ==, 0);
+    tx_desc(&c, &t, 6, 100, 1u << 26);
+    wr(&c, TX_TAIL(0), 7);
+    drain_sock(&c, 1);
+    g_assert_cmphex(qtest_readl(q, t.hwb), ==, 7);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & 1, ==, 1);
+    wr(&c, DMAC_INT_STS, 1);
+    tx_desc(&c, &t, 7, 100, 1u << 26);
+    wr(&c, TX_TAIL(0), 0);
+    drain_sock(&c, 1);
+    qtest_clock_step(q, 99 * 1000);
+    g_assert_cmphex(qtest_readl(q, t.hwb), ==, 7);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & 1, ==, 0);
+    qtest_clock_step(q, 1000);
+    g_assert_cmphex(qtest_readl(q, t.hwb), ==, 0);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & 1, ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_wb_flushes"), ==, 2);
+    g_assert_cmpint(cnt(&c, "tx_head_writebacks"), ==, 2);
+    /* the older model: every fetch */
+    prop_set(&c, "tx-wb-batch", 0);
+    tx_desc(&c, &t, 0, 100, 1u << 26);
+    wr(&c, TX_TAIL(0), 1);
+    drain_sock(&c, 1);
+    g_assert_cmphex(qtest_readl(q, t.hwb), ==, 1);
+    ctx_fini(&c);
+}
+
+/*
+ * wb-at-stop=1 (default): write-backs pending when the stop completes are
+ * written after it, at the write-back timer; wb-at-stop=0: at the stop.
+ */
+static void test_wb_at_stop(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+    int i;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx_drv(&c, &r);
+    g_assert_cmpint(prop_get(&c, "wb-at-stop"), ==, 1);
+    make_frame(f, sizeof(f));
+    for (i = 0; i < 3; i++) {
+        send_frame(&c, f, sizeof(f));
+    }
+    g_assert_true(wait_cnt(&c, "rx_frames", 3));
+    wr(&c, DMAC_CMD, 1u << 0);                  /* STOP_R(0) */
+    g_assert_cmphex(rd(&c, DMAC_CMD) & 0x11, ==, 0x01);  /* stopped */
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 0xdead);
+    g_assert_cmphex(rx_d0(&c, &r, 0), ==, RX_OWN | 1536);
+    qtest_clock_step(q, 399 * 1000);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 0xdead);
+    qtest_clock_step(q, 1000);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 3);   /* late */
+    g_assert_cmphex(rx_d0(&c, &r, 2) & RX_OWN, ==, 0);
+    g_assert_cmpint(cnt(&c, "wb_late_writes"), ==, 1);
+    g_assert_cmpint(cnt(&c, "wb_freed_ring_writes"), ==, 0);
+
+    /* wb-at-stop=0: flushed when the stop completes */
+    prop_set(&c, "wb-at-stop", 0);
+    wr(&c, DMAC_CMD, 1u << 4);                  /* START_R(0) */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 4));
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 3);
+    wr(&c, DMAC_CMD, 1u << 0);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 4);
+    g_assert_cmpint(cnt_sub(&c, "rx_wb_flush_why", "stop"), ==, 1);
+    g_assert_cmpint(cnt(&c, "wb_late_writes"), ==, 1);
+    ctx_fini(&c);
+}
+
+/*
+ * A write-back pending across a reprogramming of the ring (base address
+ * written after the stop, as a driver does for a new ring) is written to
+ * the old ring (the addresses it was queued with) and counted in
+ * wb_freed_ring_writes; a channel reset discards it instead.
+ */
+static void test_wb_freed_ring(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+    uint64_t ring2;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx_drv(&c, &r);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 2));
+    wr(&c, DMAC_CMD, 1u << 0);                  /* STOP_R(0): late wb */
+    ring2 = guest_alloc(&c.qs->alloc, RING * 16);
+    wr(&c, RX_BASE_ADDRL(0), ring2 & 0xFFFFFFFF);
+    wr(&c, RX_BASE_ADDRH(0), ring2 >> 32);
+    g_assert_cmpint(cnt(&c, "wb_freed_ring_writes"), ==, 0);
+    qtest_clock_step(q, 400 * 1000);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 2);   /* old address */
+    g_assert_cmphex(rx_d0(&c, &r, 1) & RX_OWN, ==, 0);  /* old ring */
+    g_assert_cmpint(cnt(&c, "wb_freed_ring_writes"), ==, 1);
+
+    /* a channel reset discards what is pending: nothing written */
+    wr(&c, DMAC_CMD, 1u << 4);                  /* START_R(0) */
+    wr(&c, RX_BASE_ADDRL(0), r.rx_ring & 0xFFFFFFFF);
+    wr(&c, RX_BASE_ADDRH(0), r.rx_ring >> 32);
+    qtest_writel(q, r.rx_ring + 16 * 2, RX_OWN | 1536);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 3));
+    wr(&c, DMAC_CMD, 1u << 8);                  /* RX_SWR(0) */
+    qtest_clock_step(q, 400 * 1000);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 2);
+    g_assert_cmphex(rx_d0(&c, &r, 2), ==, RX_OWN | 1536);
+    g_assert_cmpint(cnt(&c, "wb_discarded"), ==, 1);
+    g_assert_cmpint(cnt(&c, "wb_freed_ring_writes"), ==, 1);
     ctx_fini(&c);
 }
 
@@ -2285,5 +2627,12 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/fault-rx-swr-head", test_fault_rx_swr_head);
     qtest_add_func("lan7430/fault-rx-irq-hold", test_fault_rx_irq_hold);
     qtest_add_func("lan7430/rx-swr-fifo-enabled", test_rx_swr_fifo_enabled);
+    qtest_add_func("lan7430/mac-disable-idle", test_mac_disable_idle);
+    qtest_add_func("lan7430/mac-disable-frame", test_mac_disable_frame);
+    qtest_add_func("lan7430/dma-stop-frame", test_dma_stop_frame);
+    qtest_add_func("lan7430/wb-default-rx", test_wb_default_rx);
+    qtest_add_func("lan7430/wb-default-tx", test_wb_default_tx);
+    qtest_add_func("lan7430/wb-at-stop", test_wb_at_stop);
+    qtest_add_func("lan7430/wb-freed-ring", test_wb_freed_ring);
     return g_test_run();
 }

@@ -67,12 +67,19 @@ KNOBS = {
                              "XOFF (default 1)",
     "phy-lp-pause": "1 (default): the PHY's link partner advertises pause, "
                     "0: not (driver sees it at the next link up)",
-    "dma-stop-us": "DMA channel stop: STOP_PENDING duration (us)",
-    "dma-reset-us": "DMAC/channel soft reset duration (us)",
-    "fifo-reset-us": "FCT FIFO reset duration (us)",
-    "mac-disable-us": "MAC RX/TX disable: RXD/TXD set after (us)",
+    "dma-stop-us": "DMA channel stop: fixed part (us) after the frame it "
+                   "waits for (RX: the one on the wire for it), default 0",
+    "dma-reset-us": "DMAC/channel soft reset duration (us), default 0",
+    "fifo-reset-us": "FCT FIFO reset duration (us), default 0",
+    "mac-disable-us": "MAC RX/TX disable: fixed part (us) after the frame "
+                      "on the wire ends, default 0",
     "desc-check": "1: out-of-range tails raise DESC_TAIL_ERR, 0: wrapped",
-    "rx-wb-batch": "1: RX write-backs batched per RX_CFG_A, 0: per frame",
+    "rx-wb-batch": "1 (default): RX write-backs batched per RX_CFG_A, "
+                   "0: per frame (old model)",
+    "tx-wb-batch": "1 (default): TX head write-back/IOC batched per "
+                   "TX_CFG_A, 0: per fetch (old model)",
+    "wb-at-stop": "write-backs pending at a completed DMA stop: 1 (default) "
+                  "written after it (late), 0: flushed at the stop",
 }
 
 
