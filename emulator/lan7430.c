@@ -346,6 +346,7 @@ struct Lan7430State {
     uint32_t mod_cfg[L7_INT_MOD_NUM];
     uint32_t vec_asserted;       /* edge state per vector */
     int64_t vec_last_fire[L7_MAX_VECTORS];
+    int64_t vec_mod_due[L7_MAX_VECTORS];  /* ABS timer expiry, 0 = idle */
     QEMUTimer *mod_timer[L7_MAX_VECTORS];
     bool intx_level;
 
@@ -645,6 +646,7 @@ static void l7_soft_reset(Lan7430State *s)
     s->vec_asserted = 0;
     for (v = 0; v < L7_MAX_VECTORS; v++) {
         s->vec_last_fire[v] = 0;
+        s->vec_mod_due[v] = 0;
         if (s->mod_timer[v]) {
             timer_del(s->mod_timer[v]);
         }

@@ -110,6 +110,7 @@
 #define   L7_INT_BIT_ALL_RX     0x0F000000u
 #define   L7_INT_BIT_DMA_TX(ch) (1u << (16 + (ch)))
 #define   L7_INT_BIT_ALL_TX     0x000F0000u
+#define   L7_INT_BIT_DMA_GEN    (1u << 10)            /* H1 */
 #define   L7_INT_BIT_SW_GP      (1u << 9)
 #define   L7_INT_BIT_1588       (1u << 7)
 #define   L7_INT_BIT_MAS        (1u << 0)
@@ -128,6 +129,8 @@
 #define L7_INT_MOD_MAP2         0x7B8
 #define L7_INT_MOD_CFG0         0x7C0
 #define L7_INT_MOD_NUM          10
+#define   L7_INT_MOD_CFG_TMODE_CREDIT (1u << 16)        /* H1; 0 = ABS */
+#define   L7_INT_MOD_CFG_INTERVAL_MASK 0x1FFFu          /* H1: 13 bits */
 
 #define L7_PTP_CMD_CTL          0xA00
 #define   L7_PTP_CMD_LTC_TARGET_READ (1u << 13)

@@ -63,6 +63,7 @@
 #define DMAC_CMD            0xC0C
 #define DMAC_INT_STS        0xC10
 #define DMAC_INT_EN_SET     0xC14
+#define INT_MOD_MAP0        0x7B0
 #define INT_MOD_MAP2        0x7B8
 #define INT_MOD_CFG0        0x7C0
 #define RX_CFG_A(c)         (0xC40 + ((c) << 6))
@@ -703,7 +704,7 @@ static void test_msix_vector_map(void)
     int v;
 
     ctx_init(&c, true);
-    wr(&c, INT_VEC_MAP2, 3);
+    wr(&c, INT_VEC_MAP2, 3u << 12);             /* SW_GP nibble 15:12 */
     wr(&c, INT_VEC_MAP1, 1);
     wr(&c, INT_VEC_EN_SET, 0xFF);
     wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_SW_GP);
@@ -726,7 +727,7 @@ static void test_msix_vector_map(void)
 
     /* remap to vector 5 */
     wr(&c, INT_STS, INT_BIT_SW_GP);
-    wr(&c, INT_VEC_MAP2, 5);
+    wr(&c, INT_VEC_MAP2, 5u << 12);
     wr(&c, INT_SET, INT_BIT_SW_GP);
     g_assert_cmphex(msix_seen(&c, 5), ==, 0x105);
     g_assert_cmphex(msix_seen(&c, 3), ==, 0);
@@ -1501,27 +1502,100 @@ static void test_fault_spurious_irq(void)
     ctx_fini(&c);
 }
 
-/* moderation hold-off is counted */
+/*
+ * Interrupt moderation, ABS mode (TMODE 0, what the driver writes with
+ * LAN743X_INT_MOD): the timer starts at the first event after the vector
+ * was idle and the message goes when the interval expires.  SW_GP routed
+ * by its own INT_VEC_MAP2 / INT_MOD_MAP2 nibble (15:12).
+ */
+static void mod_setup_sw_gp(Ctx *c, uint32_t cfg0)
+{
+    wr(c, INT_VEC_MAP2, 3u << 12);              /* SW_GP -> vector 3 */
+    wr(c, INT_MOD_MAP2, 0x00FF0FFF);            /* SW_GP -> INT_MOD_CFG0 */
+    wr(c, INT_MOD_CFG0, cfg0);
+    wr(c, INT_VEC_EN_SET, 0xFF);
+    wr(c, INT_EN_SET, INT_BIT_MAS | INT_BIT_SW_GP);
+    qtest_clock_step(c->qs->qts, 1000 * 1000);
+}
+
+/* a lone event waits the interval; the count goes to irq_moderated */
 static void test_counters_irq_moderated(void)
 {
     Ctx c;
 
     ctx_init(&c, true);
-    wr(&c, INT_VEC_MAP2, 3);
-    wr(&c, INT_MOD_MAP2, 0);
-    wr(&c, INT_MOD_CFG0, 100);                  /* 100 us */
-    wr(&c, INT_VEC_EN_SET, 0xFF);
-    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_SW_GP);
+    mod_setup_sw_gp(&c, 100);                   /* 100 us, ABS */
+    wr(&c, INT_SET, INT_BIT_SW_GP);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0);   /* not at once */
+    g_assert_cmpint(cnt(&c, "irq_moderated"), ==, 1);
+    qtest_clock_step(c.qs->qts, 99 * 1000);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0);
+    qtest_clock_step(c.qs->qts, 1000);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
+    g_assert_cmpint(cnt_arr(&c, "irq_per_vector", 3), ==, 1);
+    /* serviced; the next event after idle starts a new interval */
+    wr(&c, INT_STS, INT_BIT_SW_GP);
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    wr(&c, INT_SET, INT_BIT_SW_GP);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0);
+    qtest_clock_step(c.qs->qts, 100 * 1000);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
+    g_assert_cmpint(cnt(&c, "irq_moderated"), ==, 2);
+    ctx_fini(&c);
+}
+
+/* two RX frames within the interval share one message */
+static void test_irq_mod_abs_batch(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[64];
+
+    ctx_init(&c, true);
+    wr(&c, INT_VEC_MAP0, 2);                    /* RX0 -> vector 2 */
+    wr(&c, INT_MOD_MAP0, 2);                    /* RX0 -> INT_MOD_CFG2 */
+    wr(&c, INT_MOD_CFG0 + 8, 400);              /* the driver's value */
+    wr(&c, INT_VEC_EN_SET, 1u << 2);
+    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
+    setup_rx(&c, &r, 0);
+    qtest_clock_step(c.qs->qts, 1000 * 1000);   /* idle for a while */
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0);   /* a lone frame waits */
+    qtest_clock_step(c.qs->qts, 200 * 1000);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0);
+    qtest_clock_step(c.qs->qts, 200 * 1000);    /* 400 us after frame 1 */
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0x102);
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0);
+    g_assert_cmpint(cnt_arr(&c, "irq_per_vector", 2), ==, 1);
+    ctx_fini(&c);
+}
+
+/* INTERVAL is 13 bits: 0x2000 | 50 is 50 units; CREDIT (bit 16) holds off */
+static void test_irq_mod_interval_bits(void)
+{
+    Ctx c;
+
+    ctx_init(&c, true);
+    mod_setup_sw_gp(&c, 0x2000 | 50);
+    wr(&c, INT_SET, INT_BIT_SW_GP);
+    qtest_clock_step(c.qs->qts, 50 * 1000);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
+    wr(&c, INT_STS, INT_BIT_SW_GP);
+    /* TMODE CREDIT: at once after idle, then held off for the interval */
+    wr(&c, INT_MOD_CFG0, (1u << 16) | 50);
     qtest_clock_step(c.qs->qts, 1000 * 1000);
     wr(&c, INT_SET, INT_BIT_SW_GP);
     g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
     wr(&c, INT_STS, INT_BIT_SW_GP);
     wr(&c, INT_SET, INT_BIT_SW_GP);
     g_assert_cmphex(msix_seen(&c, 3), ==, 0);
-    g_assert_cmpint(cnt(&c, "irq_moderated"), ==, 1);
-    qtest_clock_step(c.qs->qts, 100 * 1000);
+    qtest_clock_step(c.qs->qts, 50 * 1000);
     g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
-    g_assert_cmpint(cnt_arr(&c, "irq_per_vector", 3), ==, 2);
     ctx_fini(&c);
 }
 
@@ -2042,6 +2116,9 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/counters-tx", test_counters_tx);
     qtest_add_func("lan7430/counters-irq-moderated",
                    test_counters_irq_moderated);
+    qtest_add_func("lan7430/irq-mod-abs-batch", test_irq_mod_abs_batch);
+    qtest_add_func("lan7430/irq-mod-interval-bits",
+                   test_irq_mod_interval_bits);
     qtest_add_func("lan7430/fault-rx-len", test_fault_rx_len);
     qtest_add_func("lan7430/fault-drop-fs-ls", test_fault_drop_fs_ls);
     qtest_add_func("lan7430/fault-ext-missing", test_fault_ext_missing);
