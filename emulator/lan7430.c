@@ -176,6 +176,28 @@ enum {
     L7O_NUM
 };
 
+/* kinds of descriptor errors (desc-check), counted per kind */
+enum {
+    L7DE_TAIL,                  /* tail outside the ring (refused) */
+    L7DE_RX_OWN,                /* RX: OWN clear below the tail */
+    L7DE_TX_NOFS,               /* TX: first descriptor without FS */
+    L7DE_TX_EXTRAFS,            /* TX: FS again before LS */
+    L7DE_TX_EXT_MISSING,        /* TX: EXT set, next is not an extension */
+    L7DE_TX_DATA_MISSING,       /* TX: extension where data was due */
+    L7DE_TX_LEN,                /* TX: zero-length buffer, frame too long */
+    L7DE_NUM
+};
+
+static const char *const l7_desc_err_names[L7DE_NUM] = {
+    [L7DE_TAIL] = "tail",
+    [L7DE_RX_OWN] = "rx-own",
+    [L7DE_TX_NOFS] = "tx-nofs",
+    [L7DE_TX_EXTRAFS] = "tx-extrafs",
+    [L7DE_TX_EXT_MISSING] = "tx-ext-missing",
+    [L7DE_TX_DATA_MISSING] = "tx-data-missing",
+    [L7DE_TX_LEN] = "tx-len",
+};
+
 typedef struct L7Counters {
     uint64_t reg_reads[L7_NREGS];
     uint64_t reg_writes[L7_NREGS];
@@ -227,6 +249,8 @@ typedef struct L7Counters {
     uint64_t tx_pause_frames;
     uint64_t rx_pause_holds;
     uint64_t desc_tail_errors;
+    uint64_t desc_errors;        /* all kinds, tail errors included */
+    uint64_t desc_err_kind[L7DE_NUM];
     uint64_t rx_wb_flushes[L7_NUM_RX_CH];
     uint64_t rx_wb_flush_why[6];
     uint64_t rx_wb_batched_desc;
@@ -629,6 +653,8 @@ static void l7_stats_reset(Lan7430State *s)
 
 static void l7_rx_kick(Lan7430State *s);
 static void l7_rx_fifo_flush(Lan7430State *s, int ch, bool disable);
+static void l7_desc_error(Lan7430State *s, bool tx, int ch, int kind,
+                          uint32_t idx);
 
 /* Light reset: everything in the CSR space except PCI config and counters */
 static void l7_soft_reset(Lan7430State *s)
