@@ -198,6 +198,25 @@ static const char *const l7_desc_err_names[L7DE_NUM] = {
     [L7DE_TX_LEN] = "tx-len",
 };
 
+/*
+ * RX layout quirks the driver's comments and register bits describe
+ * (runtime properties quirk-*: 0 = off, N = every Nth frame)
+ */
+enum {
+    L7Q_EXTRA_BUFFER,           /* LS (and frame length) one descriptor
+                                 * later, on a buffer holding no data */
+    L7Q_STATUS_EVERY,           /* status (data1) on every descriptor */
+    L7Q_HASH_STORE,             /* RSS hash over data2/data3 of the LS
+                                 * descriptor when RSS_HASH_STORE is set */
+    L7Q_NUM
+};
+
+static const char *const l7_quirk_names[L7Q_NUM] = {
+    [L7Q_EXTRA_BUFFER] = "extra-buffer",
+    [L7Q_STATUS_EVERY] = "status-every-desc",
+    [L7Q_HASH_STORE] = "hash-store",
+};
+
 typedef struct L7Counters {
     uint64_t reg_reads[L7_NREGS];
     uint64_t reg_writes[L7_NREGS];
@@ -251,6 +270,7 @@ typedef struct L7Counters {
     uint64_t desc_tail_errors;
     uint64_t desc_errors;        /* all kinds, tail errors included */
     uint64_t desc_err_kind[L7DE_NUM];
+    uint64_t quirk_applied[L7Q_NUM];
     uint64_t rx_wb_flushes[L7_NUM_RX_CH];
     uint64_t rx_wb_flush_why[6];
     uint64_t rx_wb_batched_desc;
@@ -310,6 +330,8 @@ struct Lan7430State {
     uint32_t async_us[L7A_KINDS]; /* duration of each kind of operation */
     uint32_t desc_check;         /* out-of-range tails raise DMAC errors */
     uint32_t rx_wb_batch;        /* honour RX_CFG_A write-back batching */
+    uint32_t quirk[L7Q_NUM];     /* quirk-*: every Nth frame, 0 = off */
+    uint32_t quirk_seen[L7Q_NUM];
 
     /* fault injection (QOM properties, settable at runtime) */
     L7Fault fault[L7F_NUM];

@@ -945,7 +945,7 @@ static int64_t prop_get(Ctx *c, const char *prop)
 {
     QDict *rsp = qtest_qmp(c->qs->qts, "{'execute': 'qom-get', 'arguments':"
                            " {'path': %s, 'property': %s}}", DUT_PATH, prop);
-    int64_t v = qdict_get_int(rsp, "return");
+    int64_t v = qdict_get_try_int(rsp, "return", -1);   /* -1: no such */
 
     qobject_unref(rsp);
     return v;
@@ -2180,6 +2180,126 @@ static void test_desc_clean(void)
     ctx_fini(&c);
 }
 
+static int64_t quirk_applied(Ctx *c, const char *q)
+{
+    return cnt_sub(c, "quirk_applied", q);
+}
+
+/*
+ * quirk-extra-buffer: a 100-byte frame that fits one buffer takes two
+ * descriptors; the first has FS and no LS, the second LS and the length
+ * (104, FCS included) and no data; the next frame follows them.
+ */
+static void test_quirk_extra_buffer(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx(&c, &r, 0);
+    g_assert_cmpint(prop_get(&c, "quirk-extra-buffer"), ==, 0);
+    prop_set(&c, "quirk-extra-buffer", 1);
+    qtest_writel(q, r.rx_buf[1], 0x5a5a5a5a);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmphex(rx_d0(&c, &r, 0), ==, RX_FS | 1536);
+    g_assert_cmphex(rx_d0(&c, &r, 1), ==, RX_LS | (104u << 16) | 1536);
+    g_assert_cmphex(qtest_readl(q, r.rx_buf[1]), ==, 0x5a5a5a5a);
+    g_assert_cmpint(quirk_applied(&c, "extra-buffer"), ==, 1);
+    /* every 2nd frame: the next one is plain */
+    prop_set(&c, "quirk-extra-buffer", 2);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmphex(rx_d0(&c, &r, 2), ==, RX_FS | RX_LS | (104u << 16) | 1536);
+    g_assert_cmpint(cnt(&c, "desc_errors"), ==, 0);
+    ctx_fini(&c);
+}
+
+/*
+ * quirk-status-every-desc: a 1200-byte frame over three 512-byte buffers
+ * gets its status (ICSM: no offload) in data1 of all three descriptors,
+ * where the driver keeps the buffer address; without it only on LS.
+ */
+static void test_quirk_status_every_desc(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[1200];
+    QTestState *q;
+    int i;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx_len(&c, &r, 0, 512);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 4), ==,
+                    r.rx_buf[0] & 0xFFFFFFFF);
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 2 * 16 + 4), ==, 1);
+    prop_set(&c, "quirk-status-every-desc", 1);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 6));
+    for (i = 3; i < 6; i++) {
+        g_assert_cmphex(qtest_readl(q, r.rx_ring + 16 * i + 4), ==, 1);
+        g_assert_cmphex(qtest_readl(q, r.rx_ring + 16 * i + 8), ==,
+                        r.rx_buf[i] >> 32);
+    }
+    g_assert_cmphex(rx_d0(&c, &r, 3) & (RX_FS | RX_LS), ==, RX_FS);
+    g_assert_cmpint(quirk_applied(&c, "status-every-desc"), ==, 1);
+    ctx_fini(&c);
+}
+
+/*
+ * quirk-hash-store: with RFE_RSS_CFG RSS_ENABLE | RSS_HASH_STORE | IPV4
+ * the RSS hash of an IPv4 frame goes over data2 and data3 of its LS
+ * descriptor; a non-IP frame (no hash) and the quirk off leave them.
+ */
+static void test_quirk_hash_store(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+    uint32_t h;
+    int i;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx(&c, &r, 0);
+    for (i = 0; i < 10; i++) {
+        wr(&c, 0x558 + 4 * i, 0x6d5a56da + i * 0x01010101);  /* HASH_KEY */
+    }
+    wr(&c, RFE_RSS_CFG, (1u << 8) | (1u << 1) | 1u);
+    build_ipv4_udp(f, sizeof(f), true);
+    send_frame(&c, f, sizeof(f));               /* quirk off */
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 8), ==, r.rx_buf[0] >> 32);
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 12), ==, 0);
+    prop_set(&c, "quirk-hash-store", 1);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    h = qtest_readl(q, r.rx_ring + 16 + 8);
+    g_assert_cmphex(h, !=, r.rx_buf[1] >> 32);
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 16 + 12), ==, h);
+    make_frame(f, sizeof(f));                   /* not IP: no hash */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 32 + 8), ==,
+                    r.rx_buf[2] >> 32);
+    g_assert_cmpint(quirk_applied(&c, "hash-store"), ==, 1);
+    /* the hash of the same flow is the same */
+    build_ipv4_udp(f, sizeof(f), true);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 4));
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 48 + 8), ==, h);
+    ctx_fini(&c);
+}
+
 /*
  * Batched write-back (rx-wb-batch=1): RX_CFG_A WB_THRES 3 + WB_ON_INT_TMR,
  * moderation 100 us: two frames stay unwritten (OWN, no head write-back,
@@ -2282,6 +2402,10 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/desc-rx-own", test_desc_rx_own);
     qtest_add_func("lan7430/desc-tx-seq", test_desc_tx_seq);
     qtest_add_func("lan7430/desc-clean", test_desc_clean);
+    qtest_add_func("lan7430/quirk-extra-buffer", test_quirk_extra_buffer);
+    qtest_add_func("lan7430/quirk-status-every-desc",
+                   test_quirk_status_every_desc);
+    qtest_add_func("lan7430/quirk-hash-store", test_quirk_hash_store);
     qtest_add_func("lan7430/rx-wb-batch", test_rx_wb_batch);
     qtest_add_func("lan7430/fault-rx-swr-head", test_fault_rx_swr_head);
     qtest_add_func("lan7430/fault-rx-irq-hold", test_fault_rx_irq_hold);
