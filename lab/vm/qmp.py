@@ -66,8 +66,16 @@ KNOBS = {
     "dma-reset-us": "DMAC/channel soft reset duration (us)",
     "fifo-reset-us": "FCT FIFO reset duration (us)",
     "mac-disable-us": "MAC RX/TX disable: RXD/TXD set after (us)",
-    "desc-check": "1: out-of-range tails raise DESC_TAIL_ERR, 0: wrapped",
+    "desc-check": "1: descriptor errors detected (tail out of range, RX "
+                  "OWN clear below the tail at fetch, TX FS/LS/EXT/length) "
+                  "and the channel stopped; 0: none, tails wrapped",
     "rx-wb-batch": "1: RX write-backs batched per RX_CFG_A, 0: per frame",
+    "quirk-extra-buffer": "every Nth RX frame (0 off) takes one more "
+                          "descriptor: no data in it, LS + length on it",
+    "quirk-status-every-desc": "every Nth RX frame (0 off): status in data1 "
+                               "of every descriptor, not only LS",
+    "quirk-hash-store": "every Nth hashed RX frame (0 off) with "
+                        "RSS_HASH_STORE: hash over data2/data3 of LS",
 }
 
 
