@@ -203,11 +203,9 @@ static const char *const l7_desc_err_names[L7DE_NUM] = {
  * (runtime properties quirk-*: 0 = off, N = every Nth frame)
  */
 enum {
-    L7Q_EXTRA_BUFFER,           /* LS (and frame length) one descriptor
-                                 * later, on a buffer holding no data */
+    L7Q_EXTRA_BUFFER,           /* LS one descriptor later, no data in it */
     L7Q_STATUS_EVERY,           /* status (data1) on every descriptor */
-    L7Q_HASH_STORE,             /* RSS hash over data2/data3 of the LS
-                                 * descriptor when RSS_HASH_STORE is set */
+    L7Q_HASH_STORE,             /* RSS hash over data2/data3 of LS */
     L7Q_NUM
 };
 

@@ -1219,8 +1219,10 @@ static void test_counters_tx(void)
     TxRing t;
 
     ctx_init(&c, false);
-    /* an empty frame is a descriptor error with desc-check (desc-tx-seq);
-     * without it the DMA skips it and counts it as bad */
+    /*
+     * an empty frame is a descriptor error with desc-check (desc-tx-seq);
+     * without it the DMA skips it and counts it as bad
+     */
     prop_set(&c, "desc-check", 0);
     setup_tx(&c, &t);
     prop_set_true(&c, "reset-counters");
