@@ -11,6 +11,16 @@
 #include "lan7430-int.h"
 #include "trace.h"
 
+const char *const l7_desc_err_names[L7DE_NUM] = {
+    [L7DE_TAIL] = "tail",
+    [L7DE_RX_OWN] = "rx-own",
+    [L7DE_TX_NOFS] = "tx-nofs",
+    [L7DE_TX_EXTRAFS] = "tx-extrafs",
+    [L7DE_TX_EXT_MISSING] = "tx-ext-missing",
+    [L7DE_TX_DATA_MISSING] = "tx-data-missing",
+    [L7DE_TX_LEN] = "tx-len",
+};
+
 /* ------------------------------------------------------------------------ */
 /* operations that take time (QEMU timer), properties *-us                   */
 
@@ -413,9 +423,45 @@ bool l7_tail_check(Lan7430State *s, const char *dir, int ch,
     if (!s->desc_check || !ring || idx < ring) {
         return false;
     }
-    s->regs[err_reg >> 2] |= L7_DMAC_ERR_DESC_TAIL;
-    s->dmac_int_sts |= L7_DMAC_INT_ERR;
     s->cnt.desc_tail_errors++;
     trace_lan743x_desc_tail_err(dir, ch, idx, ring);
+    l7_desc_error(s, err_reg == L7_DMAC_TX_ERR_STS(ch), ch, L7DE_TAIL, idx);
     return true;
+}
+
+/*
+ * A descriptor error (desc-check): its bit in the channel's
+ * DMAC_RX/TX_ERR_STS (layout from Microchip's 2017 lan743x.h),
+ * DMAC_INT_STS.ERR (INT_STS.DMA_GEN, an interrupt if the driver enabled
+ * it), and, except for a refused tail, the channel stops: DMAC_CMD reads
+ * START clear, STOP set, until the driver starts it again.  Which bit a
+ * length error sets is not documented: DESC_READ_ERR (assumption).
+ */
+void l7_desc_error(Lan7430State *s, bool tx, int ch, int kind,
+                   uint32_t idx)
+{
+    static const uint32_t bits[L7DE_NUM] = {
+        [L7DE_TAIL] = L7_DMAC_ERR_DESC_TAIL,
+        [L7DE_RX_OWN] = L7_DMAC_ERR_DESC_READ,
+        [L7DE_TX_NOFS] = L7_DMAC_TX_ERR_NOFS,
+        [L7DE_TX_EXTRAFS] = L7_DMAC_TX_ERR_EXTRAFS,
+        [L7DE_TX_EXT_MISSING] = L7_DMAC_TX_ERR_EXTNTYPE,
+        [L7DE_TX_DATA_MISSING] = L7_DMAC_TX_ERR_DATATYPE,
+        [L7DE_TX_LEN] = L7_DMAC_ERR_DESC_READ,
+    };
+    hwaddr reg = tx ? L7_DMAC_TX_ERR_STS(ch) : L7_DMAC_RX_ERR_STS(ch);
+
+    s->regs[reg >> 2] |= bits[kind];
+    s->dmac_int_sts |= L7_DMAC_INT_ERR;
+    s->cnt.desc_errors++;
+    s->cnt.desc_err_kind[kind]++;
+    if (kind != L7DE_TAIL) {
+        trace_lan743x_desc_err(tx ? "tx" : "rx", ch, l7_desc_err_names[kind],
+                               idx);
+        l7_op_cancel(s, (tx ? L7O_TX_STOP : L7O_RX_STOP) + ch);
+        s->dmac_run &= ~(tx ? L7_DMAC_CMD_START_T(ch) :
+                              L7_DMAC_CMD_START_R(ch));
+        s->dmac_stop |= tx ? L7_DMAC_CMD_STOP_T(ch) : L7_DMAC_CMD_STOP_R(ch);
+    }
+    l7_update_irq(s);
 }

@@ -147,6 +147,33 @@ enum {
     L7O_NUM
 };
 
+/* kinds of descriptor errors (desc-check), counted per kind */
+enum {
+    L7DE_TAIL,                  /* tail outside the ring (refused) */
+    L7DE_RX_OWN,                /* RX: OWN clear below the tail */
+    L7DE_TX_NOFS,               /* TX: first descriptor without FS */
+    L7DE_TX_EXTRAFS,            /* TX: FS again before LS */
+    L7DE_TX_EXT_MISSING,        /* TX: EXT set, next is not an extension */
+    L7DE_TX_DATA_MISSING,       /* TX: extension where data was due */
+    L7DE_TX_LEN,                /* TX: zero-length buffer, frame too long */
+    L7DE_NUM
+};
+
+extern const char *const l7_desc_err_names[L7DE_NUM];
+
+/*
+ * RX layout quirks the driver's comments and register bits describe
+ * (runtime properties quirk-*: 0 = off, N = every Nth frame)
+ */
+enum {
+    L7Q_EXTRA_BUFFER,           /* LS one descriptor later, no data in it */
+    L7Q_STATUS_EVERY,           /* status (data1) on every descriptor */
+    L7Q_HASH_STORE,             /* RSS hash over data2/data3 of LS */
+    L7Q_NUM
+};
+
+extern const char *const l7_quirk_names[L7Q_NUM];
+
 typedef struct L7Counters {
     uint64_t reg_reads[L7_NREGS];
     uint64_t reg_writes[L7_NREGS];
@@ -201,6 +228,9 @@ typedef struct L7Counters {
     uint64_t rx_frames_after_xoff;
     uint64_t peer_paused_ns;     /* holds that ended; + the current one */
     uint64_t desc_tail_errors;
+    uint64_t desc_errors;        /* all kinds, tail errors included */
+    uint64_t desc_err_kind[L7DE_NUM];
+    uint64_t quirk_applied[L7Q_NUM];
     uint64_t rx_wb_flushes[L7_NUM_RX_CH];
     uint64_t rx_wb_flush_why[6];
     uint64_t rx_wb_batched_desc;
@@ -270,6 +300,8 @@ struct Lan7430State {
     uint32_t async_us[L7A_KINDS]; /* duration of each kind of operation */
     uint32_t desc_check;         /* out-of-range tails raise DMAC errors */
     uint32_t rx_wb_batch;        /* honour RX_CFG_A write-back batching */
+    uint32_t quirk[L7Q_NUM];     /* quirk-*: every Nth frame, 0 = off */
+    uint32_t quirk_seen[L7Q_NUM];
     uint32_t tx_wb_batch;        /* honour TX_CFG_A head write-back batching */
     uint32_t wb_at_stop;         /* 0: a stop flushes pending write-backs,
                                   * 1: they are written after it (late) */
@@ -336,6 +368,8 @@ struct Lan7430State {
     uint32_t mod_cfg[L7_INT_MOD_NUM];
     uint32_t vec_asserted;       /* edge state per vector */
     int64_t vec_last_fire[L7_MAX_VECTORS];
+    int64_t vec_mod_due[L7_MAX_VECTORS];  /* ABS timer expiry, 0 = idle */
+    bool vec_mod_expired[L7_MAX_VECTORS]; /* write-back on the ABS timer */
     QEMUTimer *mod_timer[L7_MAX_VECTORS];
     bool intx_level;
 
@@ -490,6 +524,7 @@ void l7_soft_reset(Lan7430State *s);
 uint32_t l7_int_sts(Lan7430State *s);
 unsigned l7_src_nibble(const uint32_t map[3], int bit);
 int64_t l7_mod_interval_ns(Lan7430State *s, uint32_t srcs);
+void l7_mod_expired(Lan7430State *s, uint32_t srcs);
 void l7_update_irq(Lan7430State *s);
 void l7_mod_timer_cb(void *opaque);
 
@@ -544,6 +579,8 @@ void l7_flap_tick(void *opaque);
 void l7_fault_clear(Lan7430State *s);
 
 /* lan7430-async.c */
+void l7_desc_error(Lan7430State *s, bool tx, int ch, int kind,
+                   uint32_t idx);
 void l7_ring_regs_written(Lan7430State *s, hwaddr addr);
 void l7_op_start(Lan7430State *s, int op);
 void l7_op_timer_cb(void *opaque);

@@ -19,9 +19,13 @@
 uint32_t l7_int_sts(Lan7430State *s)
 {
     uint32_t sts = s->int_sts & ~(L7_INT_BIT_ALL_RX | L7_INT_BIT_ALL_TX |
-                                  L7_INT_BIT_MAS);
+                                  L7_INT_BIT_DMA_GEN | L7_INT_BIT_MAS);
     uint32_t d = s->dmac_int_sts & s->dmac_int_en;
     int ch;
+
+    if (d & L7_DMAC_INT_ERR) {
+        sts |= L7_INT_BIT_DMA_GEN;      /* descriptor errors (H1) */
+    }
 
     for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
         if (d & L7_DMAC_INT_RXFRM(ch)) {
@@ -39,35 +43,119 @@ uint32_t l7_int_sts(Lan7430State *s)
     return sts;
 }
 
-/* vector / moderation slot for one source bit */
+/*
+ * Vector / moderation slot for one source bit.  INT_VEC_MAP2 and
+ * INT_MOD_MAP2 have one nibble per "other" source (Microchip's 2017
+ * lan743x.h): FCT 23:20, DMA_GEN 19:16, SW_GP 15:12, 1588 11:8, GPT 7:4,
+ * the rest 3:0.  The driver writes 0 (vector 0) and 0x00FFFFFF (none).
+ */
 unsigned l7_src_nibble(const uint32_t map[3], int bit)
 {
+    static const int8_t map2_shift[12] = {
+        [1] = 4, [2] = 20, [7] = 8, [9] = 12, [10] = 16,
+    };
+
     if (bit >= 24 && bit < 28) {
         return (map[0] >> ((bit - 24) * 4)) & 0xF;
     }
     if (bit >= 16 && bit < 20) {
         return (map[1] >> ((bit - 16) * 4)) & 0xF;
     }
-    /* all other sources (SW_GP, 1588) use INT_*_MAP2 bits 3:0 */
-    return map[2] & 0xF;
+    return (map[2] >> (bit < 12 ? map2_shift[bit] : 0)) & 0xF;
 }
 
-int64_t l7_mod_interval_ns(Lan7430State *s, uint32_t srcs)
+/*
+ * Moderation of the sources srcs: the longest INTERVAL (13 bits, H1) of
+ * the INT_MOD_CFG slots they map to, in ns (int-mod-unit-ns per count);
+ * *credit tells whether that slot is in TMODE CREDIT (hold-off) rather
+ * than ABS (0, what the driver writes).
+ */
+static int64_t l7_mod_interval_mode(Lan7430State *s, uint32_t srcs,
+                                    bool *credit)
 {
     int64_t best = 0;
     int bit;
 
+    *credit = false;
     for (bit = 1; bit < 32; bit++) {
         if (srcs & (1u << bit)) {
             unsigned slot = l7_src_nibble(s->mod_map, bit);
             if (slot < L7_INT_MOD_NUM) {
-                int64_t v = (int64_t)(s->mod_cfg[slot] & 0xFFFF) *
+                uint32_t cfg = s->mod_cfg[slot];
+                int64_t v = (int64_t)(cfg & L7_INT_MOD_CFG_INTERVAL_MASK) *
                             s->int_mod_unit_ns;
-                best = MAX(best, v);
+                if (v > best) {
+                    best = v;
+                    *credit = cfg & L7_INT_MOD_CFG_TMODE_CREDIT;
+                }
             }
         }
     }
     return best;
+}
+
+int64_t l7_mod_interval_ns(Lan7430State *s, uint32_t srcs)
+{
+    bool credit;
+
+    return l7_mod_interval_mode(s, srcs, &credit);
+}
+
+/*
+ * The write-back of sources srcs happened on their interrupt timer
+ * (WB_ON_INT_TMR / HP_WB_ON_INT_TMR): that timer is the ABS timer, which
+ * the first frame of the batch started, so its interval is over and the
+ * message goes with the write-back instead of a second interval later.
+ */
+void l7_mod_expired(Lan7430State *s, uint32_t srcs)
+{
+    int bit;
+
+    for (bit = 1; bit < 32; bit++) {
+        if (srcs & (1u << bit)) {
+            s->vec_mod_expired[l7_src_nibble(s->vec_map, bit) % s->nvec] =
+                true;
+        }
+    }
+}
+
+/*
+ * Is vector v's message held back by moderation now?  ABS: the timer
+ * starts when the vector becomes asserted (first event after it was
+ * serviced or idle) and the message goes when the interval has expired,
+ * so events within the interval share one message.  CREDIT (hold-off): a
+ * message goes at once unless the previous one is younger than the
+ * interval.
+ */
+static bool l7_mod_hold(Lan7430State *s, int v, uint32_t srcs)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    bool credit;
+    int64_t ival = l7_mod_interval_mode(s, srcs, &credit), due;
+
+    if (!ival) {
+        return false;
+    }
+    if (credit) {
+        due = s->vec_last_fire[v] + ival;
+    } else if (s->vec_mod_expired[v]) {
+        s->vec_mod_expired[v] = false;
+        return false;
+    } else {
+        if (!s->vec_mod_due[v]) {
+            s->vec_mod_due[v] = now + ival;
+        }
+        due = s->vec_mod_due[v];
+    }
+    if (now >= due) {
+        return false;
+    }
+    if (!timer_pending(s->mod_timer[v])) {
+        timer_mod(s->mod_timer[v], due);
+        s->cnt.irq_moderated++;
+        trace_lan743x_irq_deferred(v, due);
+    }
+    return true;
 }
 
 static void l7_fire_auto_clear(Lan7430State *s, uint32_t srcs)
@@ -148,28 +236,26 @@ void l7_update_irq(Lan7430State *s)
         for (v = 0; v < s->nvec; v++) {
             uint32_t vbit = 1u << v;
             bool asserted = vec_pending[v] && (s->vec_en & vbit);
-            int64_t now, ival;
 
             if (!asserted) {
                 s->vec_asserted &= ~vbit;
+                s->vec_mod_expired[v] = false;
+                if (s->vec_mod_due[v]) {
+                    s->vec_mod_due[v] = 0;  /* ABS timer idle again */
+                    timer_del(s->mod_timer[v]);
+                }
                 continue;
             }
             if (s->vec_asserted & vbit) {
                 continue;       /* edge already signalled */
             }
-            now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-            ival = l7_mod_interval_ns(s, vec_pending[v]);
-            if (ival && now < s->vec_last_fire[v] + ival) {
-                if (!timer_pending(s->mod_timer[v])) {
-                    timer_mod(s->mod_timer[v], s->vec_last_fire[v] + ival);
-                    s->cnt.irq_moderated++;
-                    trace_lan743x_irq_deferred(v, s->vec_last_fire[v] + ival);
-                }
+            if (l7_mod_hold(s, v, vec_pending[v])) {
                 continue;
             }
             /* rising edge: send the message */
             s->vec_asserted |= vbit;
-            s->vec_last_fire[v] = now;
+            s->vec_last_fire[v] = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+            s->vec_mod_due[v] = 0;
             s->cnt.irq_vec[v]++;
             trace_lan743x_irq(v, vec_pending[v]);
             if (s->vec_auto_clr & vbit) {

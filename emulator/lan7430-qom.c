@@ -151,6 +151,10 @@ char *lan7430_get_counters(Object *obj, Error **errp)
     l7_json_named(g, "tx_wb_flush_why", l7_batch_why, c->tx_wb_flush_why,
                   L7B_NUM);
     l7_json_named(g, "fault_fired", l7_fault_names, c->fault_fired, L7F_NUM);
+    l7_json_named(g, "quirk_applied", l7_quirk_names, c->quirk_applied,
+                  L7Q_NUM);
+    l7_json_named(g, "desc_errors_by_kind", l7_desc_err_names,
+                  c->desc_err_kind, L7DE_NUM);
 #define J(f) g_string_append_printf(g, "\"%s\":%" PRIu64 ",", #f, c->f)
     J(irq_intx_assert);
     J(irq_moderated);
@@ -191,6 +195,7 @@ char *lan7430_get_counters(Object *obj, Error **errp)
     J(tx_pause_frames);
     J(rx_pause_holds);
     J(desc_tail_errors);
+    J(desc_errors);
     J(rx_wb_batched_desc);
     J(tx_wb_flushes);
     J(tx_wb_batched_desc);
@@ -307,8 +312,10 @@ static const L7PropU32 l7_u32_props[] = {
       NULL, "MAC_RX.RXD / MAC_TX.TXD: fixed time (us) after the end of the "
       "frame on the wire when the enable was cleared (none: at once)" },
     { "desc-check", offsetof(Lan7430State, desc_check), 1, NULL,
-      "1 = an RX/TX tail outside the ring sets DMAC_*_ERR_STS.DESC_TAIL_ERR "
-      "and is ignored; 0 = wrapped (old model)" },
+      "1 = descriptor errors are detected: a tail outside the ring is "
+      "refused (DESC_TAIL_ERR), RX OWN clear below the tail at fetch "
+      "(DESC_READ_ERR) and TX FS/LS/EXT/length errors stop the channel; "
+      "0 = none (tail wrapped, as the old model)" },
     { "rx-wb-batch", offsetof(Lan7430State, rx_wb_batch), 1, NULL,
       "1 = RX descriptor write-backs batched as RX_CFG_A says (WB_THRES, "
       "WB_ON_INT_TMR, WB_SWFLUSH); 0 = every frame at once (old model)" },
@@ -319,6 +326,18 @@ static const L7PropU32 l7_u32_props[] = {
       "write-backs pending when a DMA stop completes: 0 = written at the "
       "stop (flushed), 1 = written after it, at the write-back timer (late)"
       },
+    { "quirk-extra-buffer", offsetof(Lan7430State, quirk[L7Q_EXTRA_BUFFER]),
+      0, NULL, "every Nth RX frame (0 = off) takes one more descriptor "
+      "than its data needs: the last one holds no data and carries LS and "
+      "the frame length (the driver's \"more buffers\" comment)" },
+    { "quirk-status-every-desc",
+      offsetof(Lan7430State, quirk[L7Q_STATUS_EVERY]), 0, NULL,
+      "every Nth RX frame (0 = off): status (data1) written on every "
+      "descriptor, not only LS (overwrites the buffer address low)" },
+    { "quirk-hash-store", offsetof(Lan7430State, quirk[L7Q_HASH_STORE]), 0,
+      NULL, "every Nth hashed RX frame (0 = off) with RFE_RSS_CFG "
+      "RSS_HASH_STORE: the RSS hash over data2 and data3 of the LS "
+      "descriptor (buffer address high, 0)" },
     { "fault-wb-delay-us", offsetof(Lan7430State, fault_wb_delay_us), 2000,
       NULL, "delay of the wb-delay-desc/wb-delay-head faults (us)" },
     { "fault-rx-stall-ms", offsetof(Lan7430State, fault_rx_stall_ms), 100,

@@ -293,6 +293,9 @@ static void lan7430_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
         return;
     case L7_INT_STS:
         s->int_sts &= ~val;
+        if (val & L7_INT_BIT_DMA_GEN) {
+            s->dmac_int_sts &= ~L7_DMAC_INT_ERR;
+        }
         for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
             if (val & L7_INT_BIT_DMA_RX(ch)) {
                 s->dmac_int_sts &= ~L7_DMAC_INT_RXFRM(ch);
@@ -307,7 +310,7 @@ static void lan7430_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
         return;
     case L7_INT_SET:
         s->int_sts |= val & ~(L7_INT_BIT_ALL_RX | L7_INT_BIT_ALL_TX |
-                              L7_INT_BIT_MAS);
+                              L7_INT_BIT_DMA_GEN | L7_INT_BIT_MAS);
         l7_update_irq(s);
         return;
     case L7_INT_EN_SET:

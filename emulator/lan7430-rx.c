@@ -12,6 +12,12 @@
 #include "net/eth.h"
 #include "lan7430-int.h"
 #include "trace.h"
+
+const char *const l7_quirk_names[L7Q_NUM] = {
+    [L7Q_EXTRA_BUFFER] = "extra-buffer",
+    [L7Q_STATUS_EVERY] = "status-every-desc",
+    [L7Q_HASH_STORE] = "hash-store",
+};
 #include <zlib.h>
 
 /* ------------------------------------------------------------------------ */
@@ -337,17 +343,18 @@ static uint32_t l7_toeplitz(Lan7430State *s, const uint8_t *in, int n)
     return result;
 }
 
-static int l7_rss_channel(Lan7430State *s, const uint8_t *p, size_t len)
+/* the frame's RSS hash in *h; false when RSS_CFG hashes no such frame */
+static bool l7_rss_hash(Lan7430State *s, const uint8_t *p, size_t len,
+                        uint32_t *h)
 {
     uint32_t cfg = l7_reg(s, L7_RFE_RSS_CFG);
     uint8_t in[36];
-    int n = 0, bits, idx;
+    int n = 0;
     bool ports = false;
     L7Parse r;
-    uint32_t h, indx;
 
-    if (!(cfg & L7_RSS_ENABLE) || !(cfg & L7_RSS_QUEUE_ENABLE)) {
-        return 0;
+    if (!(cfg & L7_RSS_ENABLE)) {
+        return false;
     }
     l7_parse(p, len, &r);
     if (r.v4) {
@@ -358,7 +365,7 @@ static int l7_rss_channel(Lan7430State *s, const uint8_t *p, size_t len)
                    (cfg & L7_RSS_UDP_IPV4)) {
             ports = true;
         } else if (!(cfg & L7_RSS_IPV4)) {
-            return 0;
+            return false;
         }
         memcpy(in, p + r.l3off + 12, 8);
         n = 8;
@@ -371,18 +378,30 @@ static int l7_rss_channel(Lan7430State *s, const uint8_t *p, size_t len)
                    (cfg & (L7_RSS_UDP_IPV6 | L7_RSS_UDP_IPV6_EX))) {
             ports = true;
         } else if (!(cfg & (L7_RSS_IPV6 | L7_RSS_IPV6_EX))) {
-            return 0;
+            return false;
         }
         memcpy(in, p + r.l3off + 8, 32);
         n = 32;
     } else {
-        return 0;
+        return false;
     }
     if (ports) {
         memcpy(in + n, p + r.l4off, 4);
         n += 4;
     }
-    h = l7_toeplitz(s, in, n);
+    *h = l7_toeplitz(s, in, n);
+    return true;
+}
+
+static int l7_rss_channel(Lan7430State *s, const uint8_t *p, size_t len)
+{
+    uint32_t cfg = l7_reg(s, L7_RFE_RSS_CFG);
+    uint32_t h, indx;
+    int bits, idx;
+
+    if (!(cfg & L7_RSS_QUEUE_ENABLE) || !l7_rss_hash(s, p, len, &h)) {
+        return 0;
+    }
     bits = (cfg & L7_RSS_HASH_BITS_MASK) >> L7_RSS_HASH_BITS_SHIFT;
     idx = h & ((1u << bits) - 1);
     indx = l7_reg(s, L7_RFE_INDX(idx / 4));
@@ -511,6 +530,100 @@ static int l7_rx_mac(Lan7430State *s, const uint8_t *buf, size_t size)
 
 #define L7_RX_MAX_DESCS     64
 
+/* would quirk q apply to the next frame (every Nth, property quirk-*)? */
+static bool l7_quirk_due(Lan7430State *s, int q)
+{
+    return s->quirk[q] && s->quirk_seen[q] + 1 >= s->quirk[q];
+}
+
+/* a frame is an opportunity for quirk q: does it apply (counted)? */
+static bool l7_quirk_hit(Lan7430State *s, int q)
+{
+    bool due = l7_quirk_due(s, q);
+
+    if (due) {
+        s->quirk_seen[q] = 0;
+        s->cnt.quirk_applied[q]++;
+    } else if (s->quirk[q]) {
+        s->quirk_seen[q]++;
+    }
+    return due;
+}
+
+/*
+ * Layout quirks of one frame's write-back (properties quirk-status-every-
+ * desc, quirk-hash-store): status (data1) on the non-last descriptors too,
+ * where the driver keeps the buffer address; the RSS hash, when RFE_RSS_CFG
+ * RSS_HASH_STORE is set (the driver sets it), over data2 and data3 of the
+ * LS descriptor (address high, 0).  Where the silicon stores the hash is
+ * not documented: the quirk takes both words the driver wrote.
+ */
+typedef struct L7RxQuirk {
+    bool status_all;
+    bool hash;
+    uint32_t hash_val;
+} L7RxQuirk;
+
+static L7RxQuirk l7_rx_quirks(Lan7430State *s, const uint8_t *f, size_t len)
+{
+    L7RxQuirk q = { 0 };
+
+    q.status_all = l7_quirk_hit(s, L7Q_STATUS_EVERY);
+    q.hash = (l7_reg(s, L7_RFE_RSS_CFG) & L7_RSS_HASH_STORE) &&
+             s->quirk[L7Q_HASH_STORE] &&
+             l7_rss_hash(s, f, len, &q.hash_val) &&
+             l7_quirk_hit(s, L7Q_HASH_STORE);
+    return q;
+}
+
+/* descriptor a of the frame (last: its LS one), before its data0 */
+static void l7_rx_quirk_desc(Lan7430State *s, const L7RxQuirk *q,
+                             uint64_t a, bool last, uint32_t st,
+                             L7WbPending *wq)
+{
+    if (q->status_all && !last) {
+        l7_rx_desc_wr32(s, a + 4, st, wq);
+    }
+    if (q->hash && last) {
+        l7_rx_desc_wr32(s, a + 8, q->hash_val, wq);
+        l7_rx_desc_wr32(s, a + 12, q->hash_val, wq);
+    }
+}
+
+/*
+ * Descriptor fetch check (desc-check): the DMA reads up to RX_CFG_A
+ * PF_THRES descriptors ahead, from the head (or the end of the frame being
+ * written) and below the tail, when the tail moves, the channel starts and
+ * with each frame.  One whose OWN is clear was not handed over although it
+ * is below the tail: RX descriptor read error, the channel stops.  These
+ * reads are not counted in dma_desc_read_bytes (the model reads each
+ * descriptor again when it uses it).  Returns false on an error.
+ */
+static bool l7_rx_prefetch(Lan7430State *s, int ch, uint32_t from)
+{
+    uint32_t ring = l7_reg(s, L7_RX_CFG_B(ch)) & L7_RX_CFG_B_RING_LEN_MASK;
+    uint32_t pf = (l7_reg(s, L7_RX_CFG_A(ch)) & L7_RX_CFG_A_PF_THRES_MASK) >>
+                  L7_RX_CFG_A_PF_THRES_SHIFT;
+    uint64_t base = l7_addr64(s, L7_RX_BASE_ADDRH(ch), L7_RX_BASE_ADDRL(ch));
+    uint32_t idx, tail, i, d0;
+
+    if (!s->desc_check || !pf || !l7_rx_dma_ready(s, ch)) {
+        return true;
+    }
+    tail = s->rx_tail[ch] % ring;
+    idx = from % ring;
+    for (i = 0; i < pf && idx != tail; i++) {
+        pci_dma_read(PCI_DEVICE(s), base + (uint64_t)idx * l7_desc_space(s),
+                     &d0, 4);
+        if (!(le32_to_cpu(d0) & L7_RXD0_OWN)) {
+            l7_desc_error(s, false, ch, L7DE_RX_OWN, idx);
+            return false;
+        }
+        idx = (idx + 1) % ring;
+    }
+    return true;
+}
+
 /*
  * Find enough hardware-owned descriptors between head and tail of channel
  * ch for need bytes (+ an extension descriptor when ts): their indices in
@@ -527,6 +640,7 @@ static int l7_rx_find_descs(Lan7430State *s, int ch, uint32_t need,
     unsigned sp = l7_desc_space(s);
     uint32_t tail = s->rx_tail[ch] % ring;
     uint32_t d0;
+    bool extra;
 
     *idx = s->rx_head[ch] % ring;
     *got = 0;
@@ -544,11 +658,35 @@ static int l7_rx_find_descs(Lan7430State *s, int ch, uint32_t need,
         }
         l7_dma_read(s, base + (uint64_t)*idx * sp, &d0, 4, true);
         d0 = le32_to_cpu(d0);
+        if (!(d0 & L7_RXD0_OWN) && s->desc_check) {
+            l7_desc_error(s, false, ch, L7DE_RX_OWN, *idx);  /* below tail */
+            return 0;
+        }
         if (!(d0 & L7_RXD0_OWN) || (d0 & L7_RXD0_BUF_LEN_MASK) <= pad) {
             return 0;
         }
         descs[(*nd)++] = *idx;
         *got += d0 & L7_RXD0_BUF_LEN_MASK;  /* pad counted in need */
+        *idx = (*idx + 1) % ring;
+    }
+    /*
+     * quirk-extra-buffer: "The chip occasionally sends more buffers than
+     * strictly required to reach the total frame length" (the driver's
+     * comment): one more descriptor, no data in it, LS and length on it.
+     */
+    extra = *nd < L7_RX_MAX_DESCS - 1 && l7_quirk_due(s, L7Q_EXTRA_BUFFER);
+    if (extra) {
+        if (*idx == tail) {
+            return 0;
+        }
+        l7_dma_read(s, base + (uint64_t)*idx * sp, &d0, 4, true);
+        if (!(le32_to_cpu(d0) & L7_RXD0_OWN)) {
+            if (s->desc_check) {
+                l7_desc_error(s, false, ch, L7DE_RX_OWN, *idx);
+            }
+            return 0;
+        }
+        descs[(*nd)++] = *idx;
         *idx = (*idx + 1) % ring;
     }
     if (ts) {
@@ -557,11 +695,18 @@ static int l7_rx_find_descs(Lan7430State *s, int ch, uint32_t need,
         }
         l7_dma_read(s, base + (uint64_t)*idx * sp, &d0, 4, true);
         if (!(le32_to_cpu(d0) & L7_RXD0_OWN)) {
+            if (s->desc_check) {
+                l7_desc_error(s, false, ch, L7DE_RX_OWN, *idx);
+            }
             return 0;
         }
         descs[*nd] = *idx;      /* extension descriptor */
         *idx = (*idx + 1) % ring;
     }
+    if (extra || !l7_quirk_due(s, L7Q_EXTRA_BUFFER)) {
+        l7_quirk_hit(s, L7Q_EXTRA_BUFFER);  /* counted once the frame goes */
+    }
+    l7_rx_prefetch(s, ch, *idx);        /* the window after this frame */
     return 1;
 }
 
@@ -695,6 +840,7 @@ void l7_rx_batch_timer_cb(void *opaque)
     for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
         if (s->rxb_due[ch] && s->rxb_due[ch] <= now) {
             s->rxb_due[ch] = 0;
+            l7_mod_expired(s, L7_INT_BIT_DMA_RX(ch));
             l7_rx_batch_flush(s, ch, L7B_TIMER);
         }
     }
@@ -737,6 +883,7 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
     uint32_t flen, pad, idx, got, crc, st, rep_len;
     bool f_drop_fs, f_drop_ls, f_wb_desc, f_wb_head, f_ext_missing, batch;
     L7WbPending *wq;
+    L7RxQuirk qk;
     unsigned sp = l7_desc_space(s);
     uint64_t base;
     bool ts;
@@ -840,6 +987,7 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
     } else {
         s->cnt.rx_csum_verified++;
     }
+    qk = l7_rx_quirks(s, f, len);
     {
         uint32_t off = 0;
         for (i = 0; i < nd; i++) {
@@ -861,6 +1009,7 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
                         ((ts || f_ext_missing) ? L7_RXD0_EXT : 0);
                 l7_rx_desc_wr32(s, a + 4, st, wq);
             }
+            l7_rx_quirk_desc(s, &qk, a, last, st, wq);
             l7_rx_desc_wr32(s, a, d[0], wq);
             s->cnt.rx_desc_consumed[ch]++;
             s->cnt.rx_desc_written[ch]++;
@@ -1239,6 +1388,7 @@ void l7_rx_kick(Lan7430State *s)
 
     /* the FIFOs first: their frames are older than anything QEMU holds */
     for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        l7_rx_prefetch(s, ch, s->rx_head[ch]);
         l7_rx_fifo_drain(s, ch);
     }
     if (!s->rx_blocked || l7_peer_holds(s)) {

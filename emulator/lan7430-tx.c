@@ -398,6 +398,7 @@ void l7_tx_batch_timer_cb(void *opaque)
     for (ch = 0; ch < s->ntx; ch++) {
         if (s->txb_due[ch] && s->txb_due[ch] <= now) {
             s->txb_due[ch] = 0;
+            l7_mod_expired(s, L7_INT_BIT_DMA_TX(ch));
             l7_tx_batch_flush(s, ch, L7B_TIMER);
         }
     }
@@ -424,6 +425,59 @@ void l7_tx_batch_stop(Lan7430State *s, int ch)
     }
 }
 
+/*
+ * TX descriptor sequencing as the DMA fetches it (desc-check): a frame is
+ * data descriptors from FS to LS, none of them empty; a data descriptor
+ * with EXT is followed by one extension descriptor (the driver's TSO
+ * layout, after the LS descriptor when the skb is linear); FS inside a
+ * frame, an extension descriptor where data was due or a frame longer
+ * than the model's FIFO are errors (DMAC_TX_ERR_STS bits from Microchip's
+ * 2017 lan743x.h).
+ */
+typedef struct L7TxSeq {
+    bool in_frame;              /* FS seen */
+    bool ext_due;               /* the previous data descriptor had EXT */
+    size_t len;
+} L7TxSeq;
+
+/* the error kind of the next descriptor d0, or -1 if it fits */
+static int l7_tx_seq_kind(L7TxSeq *q, uint32_t d0)
+{
+    uint32_t blen = d0 & L7_TXD0_BUF_LEN_MASK;
+
+    if (q->ext_due) {
+        if ((d0 & L7_TXD0_DTYPE_MASK) != L7_TXD0_DTYPE_EXT) {
+            return L7DE_TX_EXT_MISSING;
+        }
+        q->ext_due = false;
+        return -1;
+    }
+    if ((d0 & L7_TXD0_DTYPE_MASK) != L7_TXD0_DTYPE_DATA) {
+        return L7DE_TX_DATA_MISSING;
+    }
+    if (!(d0 & L7_TXD0_FS) != q->in_frame) {
+        return q->in_frame ? L7DE_TX_EXTRAFS : L7DE_TX_NOFS;
+    }
+    q->in_frame = true;
+    q->len += blen;
+    if (!blen || q->len > L7_TXBUF_MAX) {
+        return L7DE_TX_LEN;
+    }
+    q->ext_due = d0 & L7_TXD0_EXT;
+    return -1;
+}
+
+static bool l7_tx_seq_ok(Lan7430State *s, int ch, L7TxSeq *q, uint32_t d0,
+                         uint32_t idx)
+{
+    int kind = s->desc_check ? l7_tx_seq_kind(q, d0) : -1;
+
+    if (kind >= 0) {
+        l7_desc_error(s, true, ch, kind, idx);
+    }
+    return kind < 0;
+}
+
 void l7_tx_process(Lan7430State *s, int ch)
 {
     PCIDevice *pd = PCI_DEVICE(s);
@@ -446,6 +500,7 @@ void l7_tx_process(Lan7430State *s, int ch)
         size_t len = 0;
         bool first = true, lso = false, ioc = false, done = false;
         bool ext_follows_last = false, overflow = false;
+        L7TxSeq seq = { 0 };
         int nd = 0;
 
         if (s->tx_held) {
@@ -461,6 +516,9 @@ void l7_tx_process(Lan7430State *s, int ch)
             }
             l7_dma_read(s, base + (uint64_t)idx * sp, d, 16, true);
             d0 = le32_to_cpu(d[0]);
+            if (!l7_tx_seq_ok(s, ch, &seq, d0, idx)) {
+                goto out;       /* the channel stopped at this frame */
+            }
             nd++;
             idx = (idx + 1) % ring;
             if ((d0 & L7_TXD0_DTYPE_MASK) == L7_TXD0_DTYPE_EXT) {

@@ -218,6 +218,8 @@ void l7_soft_reset(Lan7430State *s)
     s->vec_asserted = 0;
     for (v = 0; v < L7_MAX_VECTORS; v++) {
         s->vec_last_fire[v] = 0;
+        s->vec_mod_due[v] = 0;
+        s->vec_mod_expired[v] = false;
         if (s->mod_timer[v]) {
             timer_del(s->mod_timer[v]);
         }

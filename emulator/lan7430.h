@@ -115,6 +115,7 @@
 #define   L7_INT_BIT_ALL_RX     0x0F000000u
 #define   L7_INT_BIT_DMA_TX(ch) (1u << (16 + (ch)))
 #define   L7_INT_BIT_ALL_TX     0x000F0000u
+#define   L7_INT_BIT_DMA_GEN    (1u << 10)            /* H1 */
 #define   L7_INT_BIT_SW_GP      (1u << 9)
 #define   L7_INT_BIT_1588       (1u << 7)
 #define   L7_INT_BIT_MAS        (1u << 0)
@@ -133,6 +134,8 @@
 #define L7_INT_MOD_MAP2         0x7B8
 #define L7_INT_MOD_CFG0         0x7C0
 #define L7_INT_MOD_NUM          10
+#define   L7_INT_MOD_CFG_TMODE_CREDIT (1u << 16)        /* H1; 0 = ABS */
+#define   L7_INT_MOD_CFG_INTERVAL_MASK 0x1FFFu          /* H1: 13 bits */
 
 #define L7_PTP_CMD_CTL          0xA00
 #define   L7_PTP_CMD_LTC_TARGET_READ (1u << 13)
@@ -178,6 +181,8 @@
 #define   L7_RX_CFG_A_WB_ON_INT_TMR (1u << 30)
 #define   L7_RX_CFG_A_WB_THRES_MASK 0x1F000000u
 #define   L7_RX_CFG_A_WB_THRES_SHIFT 24
+#define   L7_RX_CFG_A_PF_THRES_MASK 0x001F0000u
+#define   L7_RX_CFG_A_PF_THRES_SHIFT 16
 #define   L7_RX_CFG_A_HP_WB_EN  (1u << 5)
 #define L7_RX_CFG_B(ch)         (0xC44 + ((ch) << 6))
 #define   L7_RX_CFG_B_TS_ALL_RX (1u << 29)
@@ -194,6 +199,7 @@
 #define   L7_RX_TAIL_SET_TOP_INT_EN (1u << 30)
 #define   L7_RX_TAIL_SET_TOP_INT_VEC_EN (1u << 29)
 #define L7_DMAC_RX_ERR_STS(ch)  (0xC60 + ((ch) << 6))  /* H1 */
+#define   L7_DMAC_ERR_DESC_READ (1u << 6)              /* H1, RX and TX */
 #define   L7_DMAC_ERR_DESC_TAIL (1u << 5)
 #define L7_RX_CFG_C(ch)         (0xC64 + ((ch) << 6))
 #define   L7_RX_CFG_C_TOP_INT_EN_AUTO_CLR (1u << 6)
@@ -217,6 +223,10 @@
 #define   L7_TX_TAIL_SET_TOP_INT_EN (1u << 30)
 #define   L7_TX_TAIL_SET_TOP_INT_VEC_EN (1u << 29)
 #define L7_DMAC_TX_ERR_STS(ch)  (0xD60 + ((ch) << 6))  /* H1 */
+#define   L7_DMAC_TX_ERR_DATATYPE (1u << 3)    /* data descriptor missing */
+#define   L7_DMAC_TX_ERR_EXTNTYPE (1u << 2)    /* extension desc. missing */
+#define   L7_DMAC_TX_ERR_EXTRAFS (1u << 1)     /* FS inside a frame */
+#define   L7_DMAC_TX_ERR_NOFS   (1u << 0)      /* frame without FS */
 #define L7_TX_CFG_C(ch)         (0xD64 + ((ch) << 6))
 #define   L7_TX_CFG_C_TOP_INT_EN_AUTO_CLR (1u << 6)
 #define   L7_TX_CFG_C_DMA_INT_EN_AUTO_CLR (1u << 5)

@@ -63,6 +63,7 @@
 #define DMAC_CMD            0xC0C
 #define DMAC_INT_STS        0xC10
 #define DMAC_INT_EN_SET     0xC14
+#define INT_MOD_MAP0        0x7B0
 #define INT_MOD_MAP2        0x7B8
 #define INT_MOD_CFG0        0x7C0
 #define RX_CFG_A(c)         (0xC40 + ((c) << 6))
@@ -710,7 +711,7 @@ static void test_msix_vector_map(void)
     int v;
 
     ctx_init(&c, true);
-    wr(&c, INT_VEC_MAP2, 3);
+    wr(&c, INT_VEC_MAP2, 3u << 12);             /* SW_GP nibble 15:12 */
     wr(&c, INT_VEC_MAP1, 1);
     wr(&c, INT_VEC_EN_SET, 0xFF);
     wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_SW_GP);
@@ -733,7 +734,7 @@ static void test_msix_vector_map(void)
 
     /* remap to vector 5 */
     wr(&c, INT_STS, INT_BIT_SW_GP);
-    wr(&c, INT_VEC_MAP2, 5);
+    wr(&c, INT_VEC_MAP2, 5u << 12);
     wr(&c, INT_SET, INT_BIT_SW_GP);
     g_assert_cmphex(msix_seen(&c, 5), ==, 0x105);
     g_assert_cmphex(msix_seen(&c, 3), ==, 0);
@@ -886,10 +887,11 @@ static QDict *counters(Ctx *c)
     return d;
 }
 
+/* a counter's value; -1 when the model has no such counter */
 static int64_t cnt(Ctx *c, const char *key)
 {
     QDict *d = counters(c);
-    int64_t v = qdict_get_int(d, key);
+    int64_t v = qdict_get_try_int(d, key, -1);
 
     qobject_unref(d);
     return v;
@@ -898,7 +900,8 @@ static int64_t cnt(Ctx *c, const char *key)
 static int64_t cnt_sub(Ctx *c, const char *obj, const char *key)
 {
     QDict *d = counters(c);
-    int64_t v = qdict_get_int(qdict_get_qdict(d, obj), key);
+    QDict *o = qdict_get_qdict(d, obj);
+    int64_t v = o ? qdict_get_try_int(o, key, -1) : -1;
 
     qobject_unref(d);
     return v;
@@ -949,7 +952,7 @@ static int64_t prop_get(Ctx *c, const char *prop)
 {
     QDict *rsp = qtest_qmp(c->qs->qts, "{'execute': 'qom-get', 'arguments':"
                            " {'path': %s, 'property': %s}}", DUT_PATH, prop);
-    int64_t v = qdict_get_int(rsp, "return");
+    int64_t v = qdict_get_try_int(rsp, "return", -1);   /* -1: no such */
 
     qobject_unref(rsp);
     return v;
@@ -1223,6 +1226,11 @@ static void test_counters_tx(void)
     TxRing t;
 
     ctx_init(&c, false);
+    /*
+     * an empty frame is a descriptor error with desc-check (desc-tx-seq);
+     * without it the DMA skips it and counts it as bad
+     */
+    prop_set(&c, "desc-check", 0);
     setup_tx(&c, &t);
     prop_set_true(&c, "reset-counters");
     tx_desc(&c, &t, 0, 100, (1u << 26) | (1u << 20));   /* IOC, TPE */
@@ -1508,27 +1516,100 @@ static void test_fault_spurious_irq(void)
     ctx_fini(&c);
 }
 
-/* moderation hold-off is counted */
+/*
+ * Interrupt moderation, ABS mode (TMODE 0, what the driver writes with
+ * LAN743X_INT_MOD): the timer starts at the first event after the vector
+ * was idle and the message goes when the interval expires.  SW_GP routed
+ * by its own INT_VEC_MAP2 / INT_MOD_MAP2 nibble (15:12).
+ */
+static void mod_setup_sw_gp(Ctx *c, uint32_t cfg0)
+{
+    wr(c, INT_VEC_MAP2, 3u << 12);              /* SW_GP -> vector 3 */
+    wr(c, INT_MOD_MAP2, 0x00FF0FFF);            /* SW_GP -> INT_MOD_CFG0 */
+    wr(c, INT_MOD_CFG0, cfg0);
+    wr(c, INT_VEC_EN_SET, 0xFF);
+    wr(c, INT_EN_SET, INT_BIT_MAS | INT_BIT_SW_GP);
+    qtest_clock_step(c->qs->qts, 1000 * 1000);
+}
+
+/* a lone event waits the interval; the count goes to irq_moderated */
 static void test_counters_irq_moderated(void)
 {
     Ctx c;
 
     ctx_init(&c, true);
-    wr(&c, INT_VEC_MAP2, 3);
-    wr(&c, INT_MOD_MAP2, 0);
-    wr(&c, INT_MOD_CFG0, 100);                  /* 100 us */
-    wr(&c, INT_VEC_EN_SET, 0xFF);
-    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_SW_GP);
+    mod_setup_sw_gp(&c, 100);                   /* 100 us, ABS */
+    wr(&c, INT_SET, INT_BIT_SW_GP);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0);   /* not at once */
+    g_assert_cmpint(cnt(&c, "irq_moderated"), ==, 1);
+    qtest_clock_step(c.qs->qts, 99 * 1000);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0);
+    qtest_clock_step(c.qs->qts, 1000);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
+    g_assert_cmpint(cnt_arr(&c, "irq_per_vector", 3), ==, 1);
+    /* serviced; the next event after idle starts a new interval */
+    wr(&c, INT_STS, INT_BIT_SW_GP);
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    wr(&c, INT_SET, INT_BIT_SW_GP);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0);
+    qtest_clock_step(c.qs->qts, 100 * 1000);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
+    g_assert_cmpint(cnt(&c, "irq_moderated"), ==, 2);
+    ctx_fini(&c);
+}
+
+/* two RX frames within the interval share one message */
+static void test_irq_mod_abs_batch(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[64];
+
+    ctx_init(&c, true);
+    wr(&c, INT_VEC_MAP0, 2);                    /* RX0 -> vector 2 */
+    wr(&c, INT_MOD_MAP0, 2);                    /* RX0 -> INT_MOD_CFG2 */
+    wr(&c, INT_MOD_CFG0 + 8, 400);              /* the driver's value */
+    wr(&c, INT_VEC_EN_SET, 1u << 2);
+    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
+    setup_rx(&c, &r, 0);
+    qtest_clock_step(c.qs->qts, 1000 * 1000);   /* idle for a while */
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0);   /* a lone frame waits */
+    qtest_clock_step(c.qs->qts, 200 * 1000);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0);
+    qtest_clock_step(c.qs->qts, 200 * 1000);    /* 400 us after frame 1 */
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0x102);
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0);
+    g_assert_cmpint(cnt_arr(&c, "irq_per_vector", 2), ==, 1);
+    ctx_fini(&c);
+}
+
+/* INTERVAL is 13 bits: 0x2000 | 50 is 50 units; CREDIT (bit 16) holds off */
+static void test_irq_mod_interval_bits(void)
+{
+    Ctx c;
+
+    ctx_init(&c, true);
+    mod_setup_sw_gp(&c, 0x2000 | 50);
+    wr(&c, INT_SET, INT_BIT_SW_GP);
+    qtest_clock_step(c.qs->qts, 50 * 1000);
+    g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
+    wr(&c, INT_STS, INT_BIT_SW_GP);
+    /* TMODE CREDIT: at once after idle, then held off for the interval */
+    wr(&c, INT_MOD_CFG0, (1u << 16) | 50);
     qtest_clock_step(c.qs->qts, 1000 * 1000);
     wr(&c, INT_SET, INT_BIT_SW_GP);
     g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
     wr(&c, INT_STS, INT_BIT_SW_GP);
     wr(&c, INT_SET, INT_BIT_SW_GP);
     g_assert_cmphex(msix_seen(&c, 3), ==, 0);
-    g_assert_cmpint(cnt(&c, "irq_moderated"), ==, 1);
-    qtest_clock_step(c.qs->qts, 100 * 1000);
+    qtest_clock_step(c.qs->qts, 50 * 1000);
     g_assert_cmphex(msix_seen(&c, 3), ==, 0x103);
-    g_assert_cmpint(cnt_arr(&c, "irq_per_vector", 3), ==, 2);
     ctx_fini(&c);
 }
 
@@ -2187,6 +2268,268 @@ static void test_desc_tail_check(void)
     ctx_fini(&c);
 }
 
+static int64_t desc_err(Ctx *c, const char *kind)
+{
+    return cnt_sub(c, "desc_errors_by_kind", kind);
+}
+
+/*
+ * RX: a descriptor below the tail whose OWN is clear when the DMA fetches
+ * it (at a frame without prefetch; within PF_THRES of the head when the
+ * tail moves) is an RX descriptor read error (DMAC_RX_ERR_STS bit 6):
+ * DMAC_INT_STS.ERR, INT_STS.DMA_GEN on its MSI-X vector (INT_VEC_MAP2
+ * 19:16), the channel stops; the frame waits in the FIFO.
+ */
+static void test_desc_rx_own(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+
+    ctx_init(&c, true);
+    q = c.qs->qts;
+    wr(&c, INT_VEC_MAP2, 4u << 16);             /* DMA_GEN -> vector 4 */
+    wr(&c, INT_VEC_EN_SET, 1u << 4);
+    wr(&c, INT_EN_SET, INT_BIT_MAS | (1u << 10));
+    wr(&c, DMAC_INT_EN_SET, 1u << 21);
+    setup_rx(&c, &r, 0);                        /* PF_THRES 0 */
+    qtest_writel(q, r.rx_ring, 1536);           /* desc 0: OWN clear */
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_no_desc_stalls", 1));
+    g_assert_cmphex(rd(&c, DMAC_RX_ERR_STS(0)), ==, 1u << 6);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 21), ==, 1u << 21);
+    g_assert_cmphex(rd(&c, INT_STS) & (1u << 10), ==, 1u << 10);
+    g_assert_cmphex(msix_seen(&c, 4), ==, 0x104);
+    g_assert_cmphex(rd(&c, DMAC_CMD) & 0x11, ==, 0x01);     /* stopped */
+    g_assert_cmpint(desc_err(&c, "rx-own"), ==, 1);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_queued", 0), ==, 1);
+
+    /* prefetch: descriptor 3 of the PF_THRES window is not handed over */
+    wr(&c, DMAC_RX_ERR_STS(0), 0xFF);
+    wr(&c, INT_STS, 1u << 10);
+    qtest_writel(q, r.rx_ring, RX_OWN | 1536);
+    qtest_writel(q, r.rx_ring + 16 * 3, 1536);
+    wr(&c, RX_CFG_A(0), (16u << 16) | (1u << 5));
+    wr(&c, DMAC_CMD, 1u << 4);                  /* START_R(0) */
+    g_assert_cmphex(rd(&c, DMAC_RX_ERR_STS(0)), ==, 1u << 6);
+    g_assert_cmphex(rd(&c, DMAC_CMD) & 0x11, ==, 0x01);
+    g_assert_cmpint(desc_err(&c, "rx-own"), ==, 2);
+    g_assert_cmpint(cnt(&c, "desc_errors"), ==, 2);
+    /* a tail write that leaves it outside the window: fine */
+    wr(&c, DMAC_RX_ERR_STS(0), 0xFF);
+    wr(&c, RX_TAIL(0), 3);
+    wr(&c, DMAC_CMD, 1u << 4);
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));   /* the held frame */
+    g_assert_cmphex(rd(&c, DMAC_RX_ERR_STS(0)), ==, 0);
+    g_assert_cmpint(cnt(&c, "desc_errors"), ==, 2);
+    ctx_fini(&c);
+}
+
+/* TX: LS without FS, FS again before LS, empty buffer, EXT sequencing */
+static void tx_seq_case(uint32_t d0a, uint32_t d0b, uint32_t bit,
+                        const char *kind)
+{
+    Ctx c;
+    TxRing t;
+    QTestState *q;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_tx(&c, &t);
+    tx_desc(&c, &t, 0, 100, 0);
+    tx_desc(&c, &t, 1, 100, 0);
+    qtest_writel(q, t.ring, d0a);
+    qtest_writel(q, t.ring + 16, d0b);
+    wr(&c, TX_TAIL(0), 2);                      /* fetched at the write */
+    g_assert_cmphex(rd(&c, DMAC_TX_ERR_STS(0)), ==, bit);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 21), ==, 1u << 21);
+    g_assert_cmphex(rd(&c, DMAC_CMD) & (0x11u << 16), ==, 1u << 16);
+    g_assert_cmpint(desc_err(&c, kind), ==, 1);
+    g_assert_cmpint(cnt(&c, "desc_errors"), ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 0);
+    g_assert_cmpint(rd(&c, TX_HEAD(0)), ==, 0);
+    ctx_fini(&c);
+}
+
+#define TXD_FS  (1u << 29)
+#define TXD_LS  (1u << 28)
+#define TXD_EXT (1u << 27)
+#define TXD_DTYPE_EXT (1u << 30)
+
+static void test_desc_tx_seq(void)
+{
+    tx_seq_case(TXD_LS | 100, TXD_FS | TXD_LS | 100, 1u << 0, "tx-nofs");
+    tx_seq_case(TXD_FS | 100, TXD_FS | TXD_LS | 100, 1u << 1, "tx-extrafs");
+    tx_seq_case(TXD_FS | 100, TXD_LS | 0, 1u << 6, "tx-len");
+    tx_seq_case(TXD_FS | TXD_EXT | 100, TXD_LS | 100, 1u << 2,
+                "tx-ext-missing");
+    tx_seq_case(TXD_FS | 100, TXD_DTYPE_EXT, 1u << 3, "tx-data-missing");
+}
+
+/*
+ * Correct rings raise no descriptor error: RX with PF_THRES 16 over
+ * several tail writes, and TX in the driver's layouts (single, multi
+ * descriptor, TSO with the extension after LS).
+ */
+static void test_desc_clean(void)
+{
+    Ctx c;
+    Rings r;
+    TxRing t;
+    uint8_t f[100];
+    QTestState *q;
+    int i;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx(&c, &r, 0);
+    wr(&c, RX_CFG_A(0), (16u << 16) | (1u << 5));
+    make_frame(f, sizeof(f));
+    for (i = 0; i < 12; i++) {
+        send_frame(&c, f, sizeof(f));
+        g_assert_true(wait_hwb(&c, r.rx_hwb, (i + 1) % RING));
+        qtest_writel(q, r.rx_ring + 16 * i % (16 * RING), RX_OWN | 1536);
+        wr(&c, RX_TAIL(0), i % RING);
+    }
+    setup_tx(&c, &t);
+    tx_desc(&c, &t, 0, 100, 0);                 /* FS|LS */
+    tx_desc(&c, &t, 1, 60, 0);
+    qtest_writel(q, t.ring + 16, TXD_FS | 60);  /* FS ... */
+    tx_desc(&c, &t, 2, 40, 0);
+    qtest_writel(q, t.ring + 32, TXD_LS | 40);  /* ... LS */
+    wr(&c, TX_TAIL(0), 3);
+    g_assert_true(wait_hwb(&c, t.hwb, 3));
+    drain_sock(&c, 2);
+    g_assert_cmpint(cnt(&c, "desc_errors"), ==, 0);
+    g_assert_cmphex(rd(&c, DMAC_RX_ERR_STS(0)), ==, 0);
+    g_assert_cmphex(rd(&c, DMAC_TX_ERR_STS(0)), ==, 0);
+    g_assert_cmphex(rd(&c, DMAC_INT_STS) & (1u << 21), ==, 0);
+    ctx_fini(&c);
+}
+
+static int64_t quirk_applied(Ctx *c, const char *q)
+{
+    return cnt_sub(c, "quirk_applied", q);
+}
+
+/*
+ * quirk-extra-buffer: a 100-byte frame that fits one buffer takes two
+ * descriptors; the first has FS and no LS, the second LS and the length
+ * (104, FCS included) and no data; the next frame follows them.
+ */
+static void test_quirk_extra_buffer(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx(&c, &r, 0);
+    g_assert_cmpint(prop_get(&c, "quirk-extra-buffer"), ==, 0);
+    prop_set(&c, "quirk-extra-buffer", 1);
+    qtest_writel(q, r.rx_buf[1], 0x5a5a5a5a);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmphex(rx_d0(&c, &r, 0), ==, RX_FS | 1536);
+    g_assert_cmphex(rx_d0(&c, &r, 1), ==, RX_LS | (104u << 16) | 1536);
+    g_assert_cmphex(qtest_readl(q, r.rx_buf[1]), ==, 0x5a5a5a5a);
+    g_assert_cmpint(quirk_applied(&c, "extra-buffer"), ==, 1);
+    /* every 2nd frame: the next one is plain */
+    prop_set(&c, "quirk-extra-buffer", 2);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmphex(rx_d0(&c, &r, 2), ==, RX_FS | RX_LS | (104u << 16) | 1536);
+    g_assert_cmpint(cnt(&c, "desc_errors"), ==, 0);
+    ctx_fini(&c);
+}
+
+/*
+ * quirk-status-every-desc: a 1200-byte frame over three 512-byte buffers
+ * gets its status (ICSM: no offload) in data1 of all three descriptors,
+ * where the driver keeps the buffer address; without it only on LS.
+ */
+static void test_quirk_status_every_desc(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[1200];
+    QTestState *q;
+    int i;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx_len(&c, &r, 0, 512);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 4), ==,
+                    r.rx_buf[0] & 0xFFFFFFFF);
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 2 * 16 + 4), ==, 1);
+    prop_set(&c, "quirk-status-every-desc", 1);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 6));
+    for (i = 3; i < 6; i++) {
+        g_assert_cmphex(qtest_readl(q, r.rx_ring + 16 * i + 4), ==, 1);
+        g_assert_cmphex(qtest_readl(q, r.rx_ring + 16 * i + 8), ==,
+                        r.rx_buf[i] >> 32);
+    }
+    g_assert_cmphex(rx_d0(&c, &r, 3) & (RX_FS | RX_LS), ==, RX_FS);
+    g_assert_cmpint(quirk_applied(&c, "status-every-desc"), ==, 1);
+    ctx_fini(&c);
+}
+
+/*
+ * quirk-hash-store: with RFE_RSS_CFG RSS_ENABLE | RSS_HASH_STORE | IPV4
+ * the RSS hash of an IPv4 frame goes over data2 and data3 of its LS
+ * descriptor; a non-IP frame (no hash) and the quirk off leave them.
+ */
+static void test_quirk_hash_store(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+    uint32_t h;
+    int i;
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx(&c, &r, 0);
+    for (i = 0; i < 10; i++) {
+        wr(&c, 0x558 + 4 * i, 0x6d5a56da + i * 0x01010101);  /* HASH_KEY */
+    }
+    wr(&c, RFE_RSS_CFG, (1u << 8) | (1u << 1) | 1u);
+    build_ipv4_udp(f, sizeof(f), true);
+    send_frame(&c, f, sizeof(f));               /* quirk off */
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 8), ==, r.rx_buf[0] >> 32);
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 12), ==, 0);
+    prop_set(&c, "quirk-hash-store", 1);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    h = qtest_readl(q, r.rx_ring + 16 + 8);
+    g_assert_cmphex(h, !=, r.rx_buf[1] >> 32);
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 16 + 12), ==, h);
+    make_frame(f, sizeof(f));                   /* not IP: no hash */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 32 + 8), ==,
+                    r.rx_buf[2] >> 32);
+    g_assert_cmpint(quirk_applied(&c, "hash-store"), ==, 1);
+    /* the hash of the same flow is the same */
+    build_ipv4_udp(f, sizeof(f), true);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 4));
+    g_assert_cmphex(qtest_readl(q, r.rx_ring + 48 + 8), ==, h);
+    ctx_fini(&c);
+}
+
 /*
  * Batched write-back (rx-wb-batch=1, the default): RX_CFG_A WB_THRES 3 + WB_ON_INT_TMR,
  * moderation 100 us: two frames stay unwritten (OWN, no head write-back,
@@ -2436,6 +2779,39 @@ static void test_wb_default_rx(void)
 }
 
 /*
+ * WB_ON_INT_TMR with the driver's ABS moderation: the write-back timer is
+ * the interrupt timer, started by the batch's first frame.  A lone frame is
+ * written back and signalled together when it expires (400 us), not a
+ * second interval after its write-back.
+ */
+static void test_wb_timer_irq(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+
+    ctx_init(&c, true);
+    q = c.qs->qts;
+    wr(&c, INT_VEC_MAP0, 2);                    /* RX0 -> vector 2 */
+    wr(&c, INT_VEC_EN_SET, 1u << 2);
+    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
+    setup_rx_drv(&c, &r);                       /* INT_MOD_CFG0 400 */
+    qtest_clock_step(q, 1000 * 1000);           /* idle for a while */
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 1));
+    qtest_clock_step(q, 399 * 1000);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 0xdead);
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0);
+    qtest_clock_step(q, 1000);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 1);
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0x102);
+    g_assert_cmpint(cnt_arr(&c, "irq_per_vector", 2), ==, 1);
+    ctx_fini(&c);
+}
+
+/*
  * Default: TX head write-back (and TX_IOC) per HP_WB_THRES 7: six frames
  * go out without head write-back or IOC, the seventh writes the head;
  * one more is written back when the interrupt timer (100 us) expires.
@@ -2565,10 +2941,11 @@ static void test_wb_freed_ring(void)
     g_assert_cmpint(cnt(&c, "wb_freed_ring_writes"), ==, 1);
 
     /* a channel reset discards what is pending: nothing written */
-    wr(&c, DMAC_CMD, 1u << 4);                  /* START_R(0) */
     wr(&c, RX_BASE_ADDRL(0), r.rx_ring & 0xFFFFFFFF);
     wr(&c, RX_BASE_ADDRH(0), r.rx_ring >> 32);
     qtest_writel(q, r.rx_ring + 16 * 2, RX_OWN | 1536);
+    wr(&c, DMAC_CMD, 1u << 4);                  /* START_R(0), as a driver:
+                                                 * ring first, it prefetches */
     send_frame(&c, f, sizeof(f));
     g_assert_true(wait_cnt(&c, "rx_frames", 3));
     wr(&c, DMAC_CMD, 1u << 8);                  /* RX_SWR(0) */
@@ -2605,6 +2982,9 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/counters-tx", test_counters_tx);
     qtest_add_func("lan7430/counters-irq-moderated",
                    test_counters_irq_moderated);
+    qtest_add_func("lan7430/irq-mod-abs-batch", test_irq_mod_abs_batch);
+    qtest_add_func("lan7430/irq-mod-interval-bits",
+                   test_irq_mod_interval_bits);
     qtest_add_func("lan7430/fault-rx-len", test_fault_rx_len);
     qtest_add_func("lan7430/fault-drop-fs-ls", test_fault_drop_fs_ls);
     qtest_add_func("lan7430/fault-ext-missing", test_fault_ext_missing);
@@ -2623,6 +3003,13 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/phy-lp-pause", test_phy_lp_pause);
     qtest_add_func("lan7430/async-stop", test_async_stop);
     qtest_add_func("lan7430/desc-tail-check", test_desc_tail_check);
+    qtest_add_func("lan7430/desc-rx-own", test_desc_rx_own);
+    qtest_add_func("lan7430/desc-tx-seq", test_desc_tx_seq);
+    qtest_add_func("lan7430/desc-clean", test_desc_clean);
+    qtest_add_func("lan7430/quirk-extra-buffer", test_quirk_extra_buffer);
+    qtest_add_func("lan7430/quirk-status-every-desc",
+                   test_quirk_status_every_desc);
+    qtest_add_func("lan7430/quirk-hash-store", test_quirk_hash_store);
     qtest_add_func("lan7430/rx-wb-batch", test_rx_wb_batch);
     qtest_add_func("lan7430/fault-rx-swr-head", test_fault_rx_swr_head);
     qtest_add_func("lan7430/fault-rx-irq-hold", test_fault_rx_irq_hold);
@@ -2631,6 +3018,7 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/mac-disable-frame", test_mac_disable_frame);
     qtest_add_func("lan7430/dma-stop-frame", test_dma_stop_frame);
     qtest_add_func("lan7430/wb-default-rx", test_wb_default_rx);
+    qtest_add_func("lan7430/wb-timer-irq", test_wb_timer_irq);
     qtest_add_func("lan7430/wb-default-tx", test_wb_default_tx);
     qtest_add_func("lan7430/wb-at-stop", test_wb_at_stop);
     qtest_add_func("lan7430/wb-freed-ring", test_wb_freed_ring);

@@ -73,13 +73,21 @@ KNOBS = {
     "fifo-reset-us": "FCT FIFO reset duration (us), default 0",
     "mac-disable-us": "MAC RX/TX disable: fixed part (us) after the frame "
                       "on the wire ends, default 0",
-    "desc-check": "1: out-of-range tails raise DESC_TAIL_ERR, 0: wrapped",
+    "desc-check": "1: descriptor errors detected (tail out of range, RX "
+                  "OWN clear below the tail at fetch, TX FS/LS/EXT/length) "
+                  "and the channel stopped; 0: none, tails wrapped",
     "rx-wb-batch": "1 (default): RX write-backs batched per RX_CFG_A, "
                    "0: per frame (old model)",
     "tx-wb-batch": "1 (default): TX head write-back/IOC batched per "
                    "TX_CFG_A, 0: per fetch (old model)",
     "wb-at-stop": "write-backs pending at a completed DMA stop: 1 (default) "
                   "written after it (late), 0: flushed at the stop",
+    "quirk-extra-buffer": "every Nth RX frame (0 off) takes one more "
+                          "descriptor: no data in it, LS + length on it",
+    "quirk-status-every-desc": "every Nth RX frame (0 off): status in data1 "
+                               "of every descriptor, not only LS",
+    "quirk-hash-store": "every Nth hashed RX frame (0 off) with "
+                        "RSS_HASH_STORE: hash over data2/data3 of LS",
 }
 
 
