@@ -98,8 +98,10 @@ outage: setup
 # cells at 1500 and 9000 and make outage, upstream vs series, at each
 # corner (one factor at a time from the model's defaults; FACTORIAL=1:
 # every combination), then the report (results/sweep-<time>/sweep.md).
-# ARCH=armv7: the bench cells only. Hours: not CI.
-SWEEP = $(PY) lab/bench/sweep.py run --arch $(1) $(if $(REPS),--reps $(REPS)) $(if $(FACTORIAL),--factorial)
+# ARCH=armv7: the bench cells only. SCOPED=1: at a one-factor corner only
+# the bench cells or the outage, whichever that factor acts on (half the
+# time); CORNERS=a,b: only those corners. Hours: not CI.
+SWEEP = $(PY) lab/bench/sweep.py run --arch $(1) $(if $(REPS),--reps $(REPS)) $(if $(FACTORIAL),--factorial) $(if $(SCOPED),--scoped) $(if $(CORNERS),--corners $(CORNERS)) $(if $(OUT),--out $(OUT))
 sweep: setup
 	@$(call SWEEP,$(ARCH))
 

@@ -112,7 +112,9 @@ def test_factorial_dependence_is_the_factor_that_flips_alone():
 @pytest.mark.parametrize("vars_,want", [
     ([], "lab/bench/sweep.py run --arch x86_64"),
     (["REPS=3", "ARCH=armv7"], "lab/bench/sweep.py run --arch armv7 --reps 3"),
-    (["FACTORIAL=1"], "--factorial")])
+    (["FACTORIAL=1"], "--factorial"),
+    (["SCOPED=1", "CORNERS=base,wb-at-stop=0"],
+     "--scoped --corners base,wb-at-stop=0")])
 def test_make_sweep(vars_, want):
     """make sweep runs sweep.py with ARCH, REPS and FACTORIAL."""
     p = subprocess.run(["make", "-n", "-s", "-o", "setup", "sweep", *vars_],
@@ -152,3 +154,31 @@ def test_run_gives_every_corner_its_settings(tmp_path, monkeypatch, capsys):
     cmds.clear()
     sweep.main(["run", "--arch", "armv7", "--out", str(tmp_path / "arm")])
     assert not [c for c in cmds if c[1].endswith("outage.py")]
+
+
+def test_scoped_runs_what_a_factor_acts_on(tmp_path, monkeypatch, capsys):
+    """--scoped: the base runs the bench cells and the outage, a corner
+    that flips one factor only the sources ACTS names for it; the report
+    shows the others as not run and leaves them out of the verdict."""
+    cmds = []
+
+    class Done:
+        """subprocess.run's result."""
+        returncode = 0
+
+    monkeypatch.setattr(sweep.subprocess, "run",
+                        lambda cmd, check: cmds.append(cmd) or Done())
+    assert sweep.main(["run", "--scoped", "--corners",
+                       "base,peer-pause=1,wb-at-stop=0",
+                       "--out", str(tmp_path)]) == 0
+    ran = [c[1].rsplit("/", 1)[1] for c in cmds]
+    assert ran == ["bench.py", "outage.py", "bench.py", "outage.py"]
+    c = json.loads((tmp_path / "peer-pause=1" / "corner.json").read_text())
+    assert c["ran"] == ["bench"]
+    text = capsys.readouterr().out
+    assert "| wb-at-stop=0 | not run | not run |" in text
+    assert "not run: wb-at-stop=0" in text or "not run: peer-pause=1" in text
+    assert sweep.main(["run", "--corners", "nope", "--out",
+                       str(tmp_path)]) == 2
+    assert sweep.main(["run", "--scoped", "--factorial", "--out",
+                       str(tmp_path)]) == 2
