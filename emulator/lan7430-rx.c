@@ -872,165 +872,198 @@ void l7_rx_batch_stop(Lan7430State *s, int ch)
 }
 
 /*
- * RX DMA: write one frame into channel ch's ring.  Returns 1 when written,
- * 0 when the ring has no usable descriptors now (nothing changed), -1 when
- * the frame can never fit (dropped, counted).
+ * One frame on its way into an RX ring (l7_rx_dma and its steps): the
+ * frame with its FCS, the descriptors found for it, the faults that hit
+ * its write-back and where its descriptor words go.
  */
-static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
-                     size_t size)
-{
-    uint8_t *f = s->rxbuf;
-    uint32_t flen, pad, idx, got, crc, st, rep_len;
+typedef struct L7RxFrame {
+    int ch;
+    uint8_t *f;                 /* s->rxbuf: padded frame + FCS */
+    size_t len;                 /* padded length without FCS */
+    uint32_t flen, pad, idx, got, st, rep_len;
+    uint64_t base;
+    unsigned sp;
+    bool ts;
     bool f_drop_fs, f_drop_ls, f_wb_desc, f_wb_head, f_ext_missing, batch;
     L7WbPending *wq;
     L7RxQuirk qk;
-    unsigned sp = l7_desc_space(s);
-    uint64_t base;
-    bool ts;
-    int nd, i;
-    size_t len = size;
+    int nd;
     uint32_t descs[L7_RX_MAX_DESCS];
+} L7RxFrame;
+
+/* the frame padded to 60 bytes, its FCS appended, in s->rxbuf */
+static void l7_rx_frame_init(Lan7430State *s, L7RxFrame *fr, int ch,
+                             const uint8_t *buf, size_t size)
+{
+    uint8_t *f = s->rxbuf;
+    size_t len = size;
+    uint32_t crc;
 
     memcpy(f, buf, len);
     if (len < 60) {
         memset(f + len, 0, 60 - len);
         len = 60;
     }
-    flen = len + 4;
+    fr->ch = ch;
+    fr->f = f;
+    fr->len = len;
+    fr->flen = len + 4;
 
     /* FCS */
     crc = crc32(0, f, len);
     stl_le_p(f + len, crc);
 
-    base = l7_addr64(s, L7_RX_BASE_ADDRH(ch), L7_RX_BASE_ADDRL(ch));
-    pad = (l7_reg(s, L7_RX_CFG_B(ch)) & L7_RX_CFG_B_PAD_MASK) >>
-          L7_RX_CFG_B_PAD_SHIFT;
-    ts = l7_rx_ts_wanted(s, ch, f, len);
+    fr->sp = l7_desc_space(s);
+    fr->base = l7_addr64(s, L7_RX_BASE_ADDRH(ch), L7_RX_BASE_ADDRL(ch));
+    fr->pad = (l7_reg(s, L7_RX_CFG_B(ch)) & L7_RX_CFG_B_PAD_MASK) >>
+              L7_RX_CFG_B_PAD_SHIFT;
+    fr->ts = l7_rx_ts_wanted(s, ch, f, len);
+}
 
-    switch (l7_rx_find_descs(s, ch, flen + pad, pad, ts, descs, &nd, &idx,
-                             &got, size)) {
-    case 0:
-        return 0;
-    case -1:
-        return -1;
+/* faults on this frame's write-back */
+static void l7_rx_frame_faults(Lan7430State *s, L7RxFrame *fr)
+{
+    int ch = fr->ch;
+    bool f_short = l7_fault_hit(s, L7F_RX_LEN_SHORT);
+    bool f_long = l7_fault_hit(s, L7F_RX_LEN_LONG);
+    bool f_zero = l7_fault_hit(s, L7F_RX_LEN_ZERO);
+
+    fr->f_drop_fs = l7_fault_hit(s, L7F_DROP_FS);
+    fr->f_drop_ls = l7_fault_hit(s, L7F_DROP_LS);
+    fr->f_ext_missing = l7_fault_hit(s, L7F_EXT_MISSING);
+    fr->f_wb_desc = l7_fault_hit(s, L7F_WB_DELAY_DESC);
+    fr->f_wb_head = !fr->f_wb_desc && l7_fault_hit(s, L7F_WB_DELAY_HEAD);
+    fr->rep_len = fr->flen;
+    if (f_zero) {
+        fr->rep_len = 0;
+    } else if (f_long) {
+        fr->rep_len = MIN(fr->got + 1024, L7_RXD0_FRAME_LEN_MASK >>
+                                          L7_RXD0_FRAME_LEN_SHIFT);
+    } else if (f_short) {
+        fr->rep_len = fr->flen / 2;
     }
-
-    /* faults on this frame's write-back */
-    {
-        bool f_short = l7_fault_hit(s, L7F_RX_LEN_SHORT);
-        bool f_long = l7_fault_hit(s, L7F_RX_LEN_LONG);
-        bool f_zero = l7_fault_hit(s, L7F_RX_LEN_ZERO);
-
-        f_drop_fs = l7_fault_hit(s, L7F_DROP_FS);
-        f_drop_ls = l7_fault_hit(s, L7F_DROP_LS);
-        f_ext_missing = l7_fault_hit(s, L7F_EXT_MISSING);
-        f_wb_desc = l7_fault_hit(s, L7F_WB_DELAY_DESC);
-        f_wb_head = !f_wb_desc && l7_fault_hit(s, L7F_WB_DELAY_HEAD);
-        rep_len = flen;
-        if (f_zero) {
-            rep_len = 0;
-        } else if (f_long) {
-            rep_len = MIN(got + 1024, L7_RXD0_FRAME_LEN_MASK >>
-                                      L7_RXD0_FRAME_LEN_SHIFT);
-        } else if (f_short) {
-            rep_len = flen / 2;
-        }
-        if (rep_len != flen) {
-            trace_lan743x_fault_rx_len(ch, flen, rep_len);
-        }
-        if (f_drop_fs) {
-            trace_lan743x_fault_rx_flag(ch, "FS");
-        }
-        if (f_drop_ls) {
-            trace_lan743x_fault_rx_flag(ch, "LS");
-        }
-        if (f_ext_missing) {
-            /*
-             * EXT set in the last descriptor, but no extension
-             * descriptor written: the next frame starts right after it
-             * (a reserved extension descriptor is left to that frame).
-             */
-            trace_lan743x_fault_rx_flag(ch, "extension descriptor");
-            if (ts) {
-                idx = descs[nd];
-                ts = false;
-            }
-        }
-        if (f_wb_desc || f_wb_head) {
-            s->wb.active = true;
-            s->wb.head = f_wb_head;
-            s->wb.ch = ch;
-            s->wb.n = 0;
-            timer_mod(s->wb_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                      (int64_t)s->fault_wb_delay_us * 1000);
-            trace_lan743x_fault_wb_delay(ch, f_wb_head ? "head" : "descriptor",
-                                         s->fault_wb_delay_us);
+    if (fr->rep_len != fr->flen) {
+        trace_lan743x_fault_rx_len(ch, fr->flen, fr->rep_len);
+    }
+    if (fr->f_drop_fs) {
+        trace_lan743x_fault_rx_flag(ch, "FS");
+    }
+    if (fr->f_drop_ls) {
+        trace_lan743x_fault_rx_flag(ch, "LS");
+    }
+    if (fr->f_ext_missing) {
+        /*
+         * EXT set in the last descriptor, but no extension
+         * descriptor written: the next frame starts right after it
+         * (a reserved extension descriptor is left to that frame).
+         */
+        trace_lan743x_fault_rx_flag(ch, "extension descriptor");
+        if (fr->ts) {
+            fr->idx = fr->descs[fr->nd];
+            fr->ts = false;
         }
     }
+    if (fr->f_wb_desc || fr->f_wb_head) {
+        s->wb.active = true;
+        s->wb.head = fr->f_wb_head;
+        s->wb.ch = ch;
+        s->wb.n = 0;
+        timer_mod(s->wb_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                  (int64_t)s->fault_wb_delay_us * 1000);
+        trace_lan743x_fault_wb_delay(ch, fr->f_wb_head ? "head" : "descriptor",
+                                     s->fault_wb_delay_us);
+    }
+}
 
-    /* descriptor write-backs: now, held by a fault, or batched */
-    batch = !f_wb_desc && !f_wb_head && l7_rx_wb_batched(s, ch);
-    if (batch && (s->rxb[ch].n + 2 * nd + 3 > L7_WB_MAX_WRITES ||
-                  s->rxb[ch].gen != s->rx_ring_gen[ch])) {
+/* descriptor write-backs: now, held by a fault, or batched */
+static void l7_rx_frame_wb_queue(Lan7430State *s, L7RxFrame *fr)
+{
+    int ch = fr->ch;
+
+    fr->batch = !fr->f_wb_desc && !fr->f_wb_head && l7_rx_wb_batched(s, ch);
+    if (fr->batch && (s->rxb[ch].n + 2 * fr->nd + 3 > L7_WB_MAX_WRITES ||
+                      s->rxb[ch].gen != s->rx_ring_gen[ch])) {
         l7_rx_batch_flush(s, ch, L7B_FULL);     /* full, or an old ring */
-    } else if (!batch && s->rxb[ch].active) {
+    } else if (!fr->batch && s->rxb[ch].active) {
         l7_rx_batch_flush(s, ch, L7B_ORDER);    /* keep the order */
     }
-    wq = f_wb_desc ? &s->wb : batch ? &s->rxb[ch] : NULL;
+    fr->wq = fr->f_wb_desc ? &s->wb : fr->batch ? &s->rxb[ch] : NULL;
+}
 
-    /* copy data and write back descriptors */
-    st = l7_rx_csum_status(s, f, len);
-    if (st & (L7_RXD1_ICE | L7_RXD1_TCE)) {
+/* the checksum status of the frame (counted) and its layout quirks */
+static void l7_rx_frame_status(Lan7430State *s, L7RxFrame *fr)
+{
+    fr->st = l7_rx_csum_status(s, fr->f, fr->len);
+    if (fr->st & (L7_RXD1_ICE | L7_RXD1_TCE)) {
         s->cnt.rx_csum_errors++;
-    } else if (st & L7_RXD1_ICSM) {
+    } else if (fr->st & L7_RXD1_ICSM) {
         s->cnt.rx_csum_unchecked++;
     } else {
         s->cnt.rx_csum_verified++;
     }
-    qk = l7_rx_quirks(s, f, len);
-    {
-        uint32_t off = 0;
-        for (i = 0; i < nd; i++) {
-            uint32_t d[4], blen, chunk, skip;
-            uint64_t a = base + (uint64_t)descs[i] * sp;
-            bool last = (i == nd - 1);
+    fr->qk = l7_rx_quirks(s, fr->f, fr->len);
+}
 
-            l7_dma_read(s, a, d, 16, true);
-            blen = le32_to_cpu(d[0]) & L7_RXD0_BUF_LEN_MASK;
-            skip = (i == 0) ? pad : 0;
-            chunk = MIN(blen - skip, flen - off);
-            l7_dma_write(s, (((uint64_t)le32_to_cpu(d[2])) << 32 |
-                             le32_to_cpu(d[1])) + skip, f + off, chunk, false);
-            off += chunk;
-            d[0] = blen | ((i == 0 && !f_drop_fs) ? L7_RXD0_FS : 0);
-            if (last) {
-                d[0] |= (f_drop_ls ? 0 : L7_RXD0_LS) |
-                        (rep_len << L7_RXD0_FRAME_LEN_SHIFT) |
-                        ((ts || f_ext_missing) ? L7_RXD0_EXT : 0);
-                l7_rx_desc_wr32(s, a + 4, st, wq);
-            }
-            l7_rx_quirk_desc(s, &qk, a, last, st, wq);
-            l7_rx_desc_wr32(s, a, d[0], wq);
-            s->cnt.rx_desc_consumed[ch]++;
-            s->cnt.rx_desc_written[ch]++;
-        }
-        if (ts) {
-            uint64_t a = base + (uint64_t)descs[nd] * sp;
-            int64_t now = l7_ptp_now(s);
+/*
+ * Descriptor i of the frame: copy its part of the data (from *off) into
+ * the buffer, write the descriptor back (FS; on the last one LS, length,
+ * EXT and the status).
+ */
+static void l7_rx_frame_desc(Lan7430State *s, L7RxFrame *fr, int i,
+                             uint32_t *off)
+{
+    uint32_t d[4], blen, chunk, skip;
+    uint64_t a = fr->base + (uint64_t)fr->descs[i] * fr->sp;
+    bool last = (i == fr->nd - 1);
 
-            l7_rx_desc_wr32(s, a + 4, now / NANOSECONDS_PER_SECOND, wq);
-            l7_rx_desc_wr32(s, a + 8, now % NANOSECONDS_PER_SECOND, wq);
-            l7_rx_desc_wr32(s, a, L7_RXD0_EXT, wq);
-            s->cnt.rx_desc_consumed[ch]++;
-            s->cnt.rx_desc_written[ch]++;
-        }
+    l7_dma_read(s, a, d, 16, true);
+    blen = le32_to_cpu(d[0]) & L7_RXD0_BUF_LEN_MASK;
+    skip = (i == 0) ? fr->pad : 0;
+    chunk = MIN(blen - skip, fr->flen - *off);
+    l7_dma_write(s, (((uint64_t)le32_to_cpu(d[2])) << 32 |
+                     le32_to_cpu(d[1])) + skip, fr->f + *off, chunk, false);
+    *off += chunk;
+    d[0] = blen | ((i == 0 && !fr->f_drop_fs) ? L7_RXD0_FS : 0);
+    if (last) {
+        d[0] |= (fr->f_drop_ls ? 0 : L7_RXD0_LS) |
+                (fr->rep_len << L7_RXD0_FRAME_LEN_SHIFT) |
+                ((fr->ts || fr->f_ext_missing) ? L7_RXD0_EXT : 0);
+        l7_rx_desc_wr32(s, a + 4, fr->st, fr->wq);
     }
-    s->rx_head[ch] = idx;
+    l7_rx_quirk_desc(s, &fr->qk, a, last, fr->st, fr->wq);
+    l7_rx_desc_wr32(s, a, d[0], fr->wq);
+    s->cnt.rx_desc_consumed[fr->ch]++;
+    s->cnt.rx_desc_written[fr->ch]++;
+}
+
+/* the extension descriptor: the receive timestamp */
+static void l7_rx_frame_ext(Lan7430State *s, L7RxFrame *fr)
+{
+    uint64_t a = fr->base + (uint64_t)fr->descs[fr->nd] * fr->sp;
+    int64_t now = l7_ptp_now(s);
+
+    l7_rx_desc_wr32(s, a + 4, now / NANOSECONDS_PER_SECOND, fr->wq);
+    l7_rx_desc_wr32(s, a + 8, now % NANOSECONDS_PER_SECOND, fr->wq);
+    l7_rx_desc_wr32(s, a, L7_RXD0_EXT, fr->wq);
+    s->cnt.rx_desc_consumed[fr->ch]++;
+    s->cnt.rx_desc_written[fr->ch]++;
+}
+
+/*
+ * The frame is in the ring: new head, counters, then the head write-back
+ * and RXFRM (now, held back by a fault, or with the batch), and the
+ * faults that start with a frame (rx-irq-hold, rx-stall).
+ */
+static void l7_rx_frame_done(Lan7430State *s, L7RxFrame *fr, size_t size)
+{
+    int ch = fr->ch;
+
+    s->rx_head[ch] = fr->idx;
     s->cnt.rx_frames++;
     s->cnt.rx_frames_ch[ch]++;
     s->cnt.rx_bytes += size;
-    l7_stat_frame(s, true, f, flen);
-    trace_lan743x_rx_frame(ch, flen, nd, idx);
+    l7_stat_frame(s, true, fr->f, fr->flen);
+    trace_lan743x_rx_frame(ch, fr->flen, fr->nd, fr->idx);
     /* rx-irq-hold: from this frame on, no RX interrupt for a while; the
      * frames are written back as usual (status RXFRM still set) */
     if (!s->rx_irq_held && l7_fault_hit(s, L7F_RX_IRQ_HOLD)) {
@@ -1040,12 +1073,12 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
                   (int64_t)s->fault_rx_irq_hold_ms * SCALE_MS);
         trace_lan743x_fault_rx_irq_hold(s->fault_rx_irq_hold_ms);
     }
-    if (f_wb_head) {
-        s->wb.head_idx = idx;   /* head write-back + interrupt held back */
-    } else if (batch) {
-        l7_rx_batch_add(s, ch, nd + (ts ? 1 : 0), idx);
+    if (fr->f_wb_head) {
+        s->wb.head_idx = fr->idx;   /* head write-back + interrupt held back */
+    } else if (fr->batch) {
+        l7_rx_batch_add(s, ch, fr->nd + (fr->ts ? 1 : 0), fr->idx);
     } else {
-        l7_rx_head_wb(s, ch, idx);
+        l7_rx_head_wb(s, ch, fr->idx);
         s->dmac_int_sts |= L7_DMAC_INT_RXFRM(ch);
         l7_update_irq(s);
     }
@@ -1055,6 +1088,40 @@ static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
                   (int64_t)s->fault_rx_stall_ms * SCALE_MS);
         trace_lan743x_fault_rx_stall(s->fault_rx_stall_ms);
     }
+}
+
+/*
+ * RX DMA: write one frame into channel ch's ring.  Returns 1 when written,
+ * 0 when the ring has no usable descriptors now (nothing changed), -1 when
+ * the frame can never fit (dropped, counted).
+ */
+static int l7_rx_dma(Lan7430State *s, int ch, const uint8_t *buf,
+                     size_t size)
+{
+    L7RxFrame fr;
+    uint32_t off = 0;
+    int i;
+
+    l7_rx_frame_init(s, &fr, ch, buf, size);
+    switch (l7_rx_find_descs(s, ch, fr.flen + fr.pad, fr.pad, fr.ts,
+                             fr.descs, &fr.nd, &fr.idx, &fr.got, size)) {
+    case 0:
+        return 0;
+    case -1:
+        return -1;
+    }
+    l7_rx_frame_faults(s, &fr);
+    l7_rx_frame_wb_queue(s, &fr);
+
+    /* copy data and write back descriptors */
+    l7_rx_frame_status(s, &fr);
+    for (i = 0; i < fr.nd; i++) {
+        l7_rx_frame_desc(s, &fr, i, &off);
+    }
+    if (fr.ts) {
+        l7_rx_frame_ext(s, &fr);
+    }
+    l7_rx_frame_done(s, &fr, size);
     return 1;
 }
 

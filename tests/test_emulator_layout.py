@@ -13,11 +13,7 @@ MAX_LINES = 150
 
 # Functions that are longer today; each is a strict xfail, so the mark has
 # to go once the function is shortened.
-LONG = {
-    "l7_rx_dma": "shortened after the behaviour merge",
-    "lan7430_mmio_read": "shortened after the behaviour merge",
-    "lan7430_mmio_write": "shortened after the behaviour merge",
-}
+LONG = {}
 
 
 def functions(path):
