@@ -2,10 +2,12 @@
 emulator's FIFO holds per module, says n/a where a figure is missing, gives
 the starvation rows per received frame and the line-rate estimate, and
 fails a repetition whose model counted descriptor errors."""
+import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab" / "bench"))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "lab" / "bench"))
 import outage
 from outage import table
 
@@ -124,3 +126,18 @@ def test_line_rate_estimate():
             f"[{outage.fmt(per - held)}, {outage.fmt(2 * per)}] n=2")
     assert t[small] == [want]
     assert t["RX FIFO per channel, KiB (rx-fifo-kib)"] == ["12"]
+
+
+def test_outage_finds_its_qmp_client(tmp_path):
+    """outage.py reads the model's counters with lab/vm/qmp.py: in a fresh
+    interpreter (no test paths) the client is importable from it, so a
+    missing socket is the error seen (a missing module once left every
+    repetition without counters)."""
+    code = ("import sys; sys.path.insert(0, 'lab/bench'); import outage; "
+            f"assert outage.model_counters({str(tmp_path / 'no.sock')!r}) "
+            "is None")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT,
+                       capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    assert "No module named" not in p.stderr, p.stderr
+    assert "no emulator counters over QMP" in p.stderr, p.stderr

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vm"))
 from bench import LAB, ROOT, build_modules, dut_opts, out_of, parse_model, progress
 from report import MUST_BE_ZERO, cell_faults, device_drops, fmt, reduce
 

@@ -140,7 +140,9 @@ def run(args):
     print(f"sweep: {len(todo)} corners, {args.reps} reps, {args.arch}; "
           f"results in {out}", file=sys.stderr, flush=True)
     for i, (name, lv, model) in enumerate(todo, 1):
-        d = out / name
+        # no "=" in the path: the VM's shared directories are given to
+        # virtme as NAME=PATH pairs
+        d = out / name.replace("=", "-")
         d.mkdir(exist_ok=True)
         rcs = {}
         jobs = [("bench", [sys.executable, str(LAB / "bench" / "bench.py"),
