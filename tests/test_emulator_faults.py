@@ -309,7 +309,7 @@ def test_fifo_overflow_is_rx_dropped(vm):
             count=1, ms=300)
     finally:
         vm.dut.knob("rx-fifo-kib", 32)
-        vm.dut.knob("peer-pause", 1)
+        vm.dut.knob("peer-pause", 0)        # the default
     m = d["model"]
     over = sum(m.get("rx_fifo_overflow", [0]))
     info = f"ping {p}; model {m}; stat {d['stat']}"
@@ -327,14 +327,19 @@ def test_fifo_overflow_is_rx_dropped(vm):
 
 
 def test_fifo_with_pause_loses_nothing(vm):
-    """The same stall with the partner honouring pause frames (default):
-    XOFF at the driver's FCT_FLOW ON level, the partner waits, XON after the
-    drain; no reply lost, no rx_dropped."""
+    """The same stall with a partner that honours pause frames
+    (peer-pause=1; the default partner ignores them): XOFF at the driver's
+    FCT_FLOW ON level, the partner waits (the frame it was sending still
+    lands), XON after the drain; no reply lost, no rx_dropped."""
     vm.dut.knob("rx-fifo-kib", 32)
-    p, d, _ = run_fault(
-        vm, "rx-stall",
-        lambda v: ping_counted(v, count=60, interval=0.005, size=1400),
-        count=1, ms=300)
+    vm.dut.knob("peer-pause", 1)
+    try:
+        p, d, _ = run_fault(
+            vm, "rx-stall",
+            lambda v: ping_counted(v, count=60, interval=0.005, size=1400),
+            count=1, ms=300)
+    finally:
+        vm.dut.knob("peer-pause", 0)
     m = d["model"]
     info = f"ping {p}; model {m}; stat {d['stat']}"
     print(info)

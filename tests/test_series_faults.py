@@ -216,6 +216,56 @@ def test_series_drops_and_counts(vm, name):
         assert ns.get("IpExtInTruncatedPkts", 0) == fired[name], info
 
 
+# The layout quirks the driver's own comments describe (the model's
+# quirk-* knobs, every frame): an extra zero-length descriptor carrying LS,
+# status written on every descriptor, the RSS hash over data2/data3.
+# more near-MTU replies than the 128-descriptor ring holds: every
+# descriptor is refilled after the quirk wrote it
+QUIRK_PINGS = 160
+QUIRKS = {"quirk-extra-buffer": "extra-buffer",
+          "quirk-status-every-desc": "status-every-desc",
+          "quirk-hash-store": "hash-store"}
+
+
+@pytest.mark.parametrize("knob", QUIRKS)
+def test_series_survives_layout_quirks(vm, knob):
+    """With a quirk on every frame the series receives every echo reply,
+    of a small and of a near-MTU size (more than the ring holds, so that
+    every descriptor the quirk wrote is refilled and used again), counts
+    no error, and the model saw the quirk applied to each (its descriptor
+    checks: conftest)."""
+    applied0 = vm.dut.counters()["quirk_applied"][QUIRKS[knob]]
+    tag = f"l7-quirk-{knob}"
+    a = observe(vm, f"echo {tag} > /dev/kmsg")
+    vm.dut.knob(knob, 1)
+    try:
+        p1 = vm.ping(count=PINGS, interval=0.05, wait=2)
+        p2 = vm.ping(count=QUIRK_PINGS, interval=0.02, wait=2, size=1400)
+        wait_until(f"the kernel counted {PINGS + QUIRK_PINGS} replies",
+                   lambda: echo_replies(vm) -
+                   a["nstat"].get("IcmpInEchoReps", 0) >=
+                   PINGS + QUIRK_PINGS)
+    finally:
+        vm.dut.knob(knob, 0)
+    b = observe(vm, mark=tag)
+    applied = vm.dut.counters()["quirk_applied"][QUIRKS[knob]] - applied0
+    s = {k: v - a["stat"].get(k, 0) for k, v in b["stat"].items()}
+    info = (f"{knob}: ping {p1['summary']} / {p2['summary']}, stat {s}, "
+            f"applied {applied}, dmesg {b['dmesg']}")
+    print(info)
+    assert b["nstat"].get("IcmpInEchoReps", 0) - \
+        a["nstat"].get("IcmpInEchoReps", 0) == PINGS + QUIRK_PINGS, info
+    for k in ("rx_errors", "rx_dropped", "rx_length_errors"):
+        assert s.get(k, 0) == 0, (k, info)
+    if knob != "quirk-hash-store":
+        # every frame; the hash is stored only for frames RSS hashed
+        # (IP frames: the echo replies and any ARP-less IP traffic)
+        assert applied >= PINGS + QUIRK_PINGS, info
+    else:
+        assert applied >= QUIRK_PINGS, info
+    assert not [l for l in b["dmesg"] if BAD_DMESG.search(l)], info
+
+
 def test_series_no_leak_on_down_and_rmmod(vm):
     """page_pool: pools listed while up, none left for the interface after
     `ip link set down`; rmmod succeeds; no warning since the module was
