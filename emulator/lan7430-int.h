@@ -12,6 +12,7 @@
 
 #include "hw/pci/pci.h"
 #include "net/net.h"
+#include "qemu/notify.h"
 #include "qemu/queue.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
@@ -290,6 +291,8 @@ struct Lan7430State {
     int nvec;                    /* MSI-X vectors of the variant */
     uint32_t int_mod_unit_ns;
     bool use_msix;
+    char *exit_report;           /* counters JSON written here at exit */
+    Notifier exit_notifier;
     uint32_t rate_mbps;          /* wire pacing, 0 = unpaced */
     uint32_t rate_burst_us;      /* how far frames may run ahead of the wire */
     uint32_t rate_catchup_us;    /* wire time lost to late timers made up */

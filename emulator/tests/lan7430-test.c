@@ -2236,6 +2236,33 @@ static void test_rx_swr_fifo_enabled(void)
 }
 
 /* an RX/TX tail outside the ring: DESC_TAIL_ERR, DMAC_INT_STS.ERR, ignored */
+/*
+ * exit-report: the counters JSON is written to the file when QEMU exits
+ * (not before), so that the lab can check a run whose guest powered off:
+ * here with one descriptor error counted.
+ */
+static void test_exit_report(void)
+{
+    g_autofree char *path = g_strdup_printf("/tmp/lan7430-exit-%d.json",
+                                            (int)getpid());
+    g_autofree char *dev = g_strdup_printf("lan7430,exit-report=%s", path);
+    g_autofree char *json = NULL;
+    Ctx c;
+    Rings r;
+
+    unlink(path);
+    ctx_init_dev(&c, false, dev);
+    setup_rx(&c, &r, 0);
+    wr(&c, RX_TAIL(0), RING);                   /* outside the ring */
+    g_assert_cmpint(cnt(&c, "desc_errors"), ==, 1);
+    g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+    ctx_fini(&c);
+    g_assert_true(g_file_get_contents(path, &json, NULL, NULL));
+    g_assert_nonnull(strstr(json, "\"desc_errors\":1,"));
+    g_assert_nonnull(strstr(json, "\"wb_freed_ring_writes\":0,"));
+    unlink(path);
+}
+
 static void test_desc_tail_check(void)
 {
     Ctx c;
@@ -3018,6 +3045,7 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/mac-disable-frame", test_mac_disable_frame);
     qtest_add_func("lan7430/dma-stop-frame", test_dma_stop_frame);
     qtest_add_func("lan7430/wb-default-rx", test_wb_default_rx);
+    qtest_add_func("lan7430/exit-report", test_exit_report);
     qtest_add_func("lan7430/wb-timer-irq", test_wb_timer_irq);
     qtest_add_func("lan7430/wb-default-tx", test_wb_default_tx);
     qtest_add_func("lan7430/wb-at-stop", test_wb_at_stop);

@@ -88,7 +88,9 @@
 # the guest kernel crashed (a panic; the lab's kernels panic on oops) or
 # (armv7) died without reporting a status: the console lines of the crash
 # are printed on stderr, so that a runner can tell a crash of the
-# (emulated) machine from a test result and retry.
+# (emulated) machine from a test result and retry; 87 when the guest
+# command succeeded but the model counted descriptor errors or write-backs
+# into a freed ring (its exit report, lab/vm/dut_report.py).
 set -euo pipefail
 
 die() { echo "vm.sh: error: $*" >&2; exit 2; }
@@ -404,11 +406,14 @@ rm -f "$QMP_SOCK"
 export QMP_SOCK
 echo "vm.sh: QMP_SOCK=$QMP_SOCK  (qom-get path=/machine/peripheral/dut property=counters)" >&2
 
+# the model's counters at QEMU's exit: a run ends with no descriptor error
+DUT_REPORT=$(mktemp /tmp/lan743x-lab-dut.XXXXXX)
+: >"$DUT_REPORT"
 # the DUT and the virtio-net peer on one QEMU hub
 DUT_MAC=${DUT_MAC:-02:74:30:00:00:01}
 PEER_MAC=${PEER_MAC:-02:74:30:00:00:02}
 NET=(-netdev hubport,id=p0,hubid=0 -netdev hubport,id=p1,hubid=0
-	-device "${DUT_DEVICE:-lan7430},id=dut,netdev=p0,mac=$DUT_MAC${DUT_OPTS:-}"
+	-device "${DUT_DEVICE:-lan7430},id=dut,netdev=p0,mac=$DUT_MAC,exit-report=$DUT_REPORT${DUT_OPTS:-}"
 	-device "virtio-net-pci,id=peer,netdev=p1,mac=$PEER_MAC,romfile=")
 # the guest command's environment
 ENVS=("LAN743X_DUT_MAC=$DUT_MAC" "LAN743X_PEER_MAC=$PEER_MAC")
@@ -421,6 +426,12 @@ CONSOLE_LOG=${VM_CONSOLE_LOG:-$(mktemp /tmp/lan743x-lab-console.XXXXXX)}
 
 "boot_$arch" "$@"
 rm -f "$QMP_SOCK"
+local drc=0
+python3 "$LAB/vm/dut_report.py" "$DUT_REPORT" || drc=$?
+rm -f "$DUT_REPORT"
+if [ "$drc" = 1 ] && [ "$rc" = 0 ]; then
+	rc=87
+fi
 [ "$arch" = armv7 ] || crashed || true
 echo "vm.sh: guest exit status $rc" >&2
 [ -n "${VM_CONSOLE_LOG:-}" ] || [ "$KEEP_CONSOLE" = 1 ] || rm -f "$CONSOLE_LOG"
