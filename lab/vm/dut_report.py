@@ -25,7 +25,7 @@ def check(path):
     if not p.exists() or not p.stat().st_size:
         return 3, f"no model counters at exit ({path}): QEMU did not exit normally"
     try:
-        c = json.loads(p.read_text())
+        c = json.loads(p.read_text(encoding="utf-8"))
     except ValueError as e:
         return 1, f"the model's exit report {path} is not JSON: {e}"
     missing = [k for k in MUST_BE_ZERO if k not in c]
