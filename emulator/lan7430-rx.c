@@ -631,6 +631,31 @@ static bool l7_rx_prefetch(Lan7430State *s, int ch, uint32_t from)
  * buffer bytes in *got.  Returns 1 when found, 0 when the ring has none
  * now, -1 when the frame can never fit (dropped, counted).
  */
+/*
+ * One more descriptor after a frame's buffers (the extra-buffer quirk's,
+ * the timestamp extension): at *idx, below the tail and owned by the
+ * device (else a descriptor error); advances *idx.  false: none to take.
+ */
+static bool l7_rx_take_desc(Lan7430State *s, int ch, uint64_t base,
+                            unsigned sp, uint32_t tail, uint32_t *idx)
+{
+    uint32_t ring = l7_reg(s, L7_RX_CFG_B(ch)) & L7_RX_CFG_B_RING_LEN_MASK;
+    uint32_t d0;
+
+    if (*idx == tail) {
+        return false;
+    }
+    l7_dma_read(s, base + (uint64_t)*idx * sp, &d0, 4, true);
+    if (!(le32_to_cpu(d0) & L7_RXD0_OWN)) {
+        if (s->desc_check) {
+            l7_desc_error(s, false, ch, L7DE_RX_OWN, *idx);
+        }
+        return false;
+    }
+    *idx = (*idx + 1) % ring;
+    return true;
+}
+
 static int l7_rx_find_descs(Lan7430State *s, int ch, uint32_t need,
                             uint32_t pad, bool ts, uint32_t *descs, int *nd,
                             uint32_t *idx, uint32_t *got, size_t size)
@@ -676,32 +701,16 @@ static int l7_rx_find_descs(Lan7430State *s, int ch, uint32_t need,
      */
     extra = *nd < L7_RX_MAX_DESCS - 1 && l7_quirk_due(s, L7Q_EXTRA_BUFFER);
     if (extra) {
-        if (*idx == tail) {
+        if (!l7_rx_take_desc(s, ch, base, sp, tail, idx)) {
             return 0;
         }
-        l7_dma_read(s, base + (uint64_t)*idx * sp, &d0, 4, true);
-        if (!(le32_to_cpu(d0) & L7_RXD0_OWN)) {
-            if (s->desc_check) {
-                l7_desc_error(s, false, ch, L7DE_RX_OWN, *idx);
-            }
-            return 0;
-        }
-        descs[(*nd)++] = *idx;
-        *idx = (*idx + 1) % ring;
+        descs[(*nd)++] = (*idx + ring - 1) % ring;
     }
     if (ts) {
-        if (*idx == tail) {
+        if (!l7_rx_take_desc(s, ch, base, sp, tail, idx)) {
             return 0;
         }
-        l7_dma_read(s, base + (uint64_t)*idx * sp, &d0, 4, true);
-        if (!(le32_to_cpu(d0) & L7_RXD0_OWN)) {
-            if (s->desc_check) {
-                l7_desc_error(s, false, ch, L7DE_RX_OWN, *idx);
-            }
-            return 0;
-        }
-        descs[*nd] = *idx;      /* extension descriptor */
-        *idx = (*idx + 1) % ring;
+        descs[*nd] = (*idx + ring - 1) % ring;  /* extension descriptor */
     }
     if (extra || !l7_quirk_due(s, L7Q_EXTRA_BUFFER)) {
         l7_quirk_hit(s, L7Q_EXTRA_BUFFER);  /* counted once the frame goes */
