@@ -49,11 +49,12 @@ FACTORS = [
 ]
 #: --scoped: the sources (bench cells, outage) a factor can act on; at a
 #: corner that flips one factor only those run. The steady TCP cells make
-#: no stop after their warm-up, and the outage's 1000 frames/s of small
-#: frames neither fill the FIFO nor make the MAC send pause (both show in
-#: the records' counters: async_started, rx_fifo_peak_bytes,
-#: tx_pause_frames), so the other combinations repeat the base.
-ACTS = {"rx-fifo-kib": ("bench",), "peer-pause": ("bench",),
+#: no stop after their warm-up, so the stop's fixed part and the
+#: write-backs pending at a stop act on the outage alone; the FIFO and
+#: pause act on both (the series' channel switch keeps its FIFO receiving
+#: while the DMA channel is stopped: the outage's FIFO overflows and pause
+#: frames show it).
+ACTS = {"rx-fifo-kib": ("bench", "outage"), "peer-pause": ("bench", "outage"),
         "stop-fixed-us": ("outage",), "wb-at-stop": ("outage",)}
 #: --mid: the FIFO's middle value, one more level of rx-fifo-kib
 MID = {"rx-fifo-kib": 20}
