@@ -30,8 +30,8 @@ help:
 	@echo "             (TCP RX at MTU 1500 and 9000, 5 reps, ~15 min warm; FULL=1: every cell, both swiotlb settings)"
 	@echo "make test    every test: series checks, lab unit tests, qtests, VM tests"
 	@echo "make setup   install Debian and PyPI packages the lab needs"
-	@echo "make tree    build/STACK/linux = base + parent stacks + patches/STACK (STACK=net-next default)"
-	@echo "make export  rewrite patches/STACK from build/STACK/linux"
+	@echo "make tree    build/STACK/linux = base + parent stacks + patches/STACK (STACK=net-next-2 default)"
+	@echo "make export  rewrite patches/STACK from build/STACK/linux (CHAIN=1: its parent stacks too)"
 	@echo "make check   per-patch netdev checks of every stack (STACK=... for one)"
 	@echo "make kernel  build the x86_64 guest kernel (cached)"
 	@echo "make qemu    build QEMU with the lan7430 device model (cached)"
@@ -51,7 +51,7 @@ tree: setup
 	@$(if $(STACK),STACK=$(STACK)) bash lab/series/tree.sh
 
 export:
-	@$(if $(STACK),STACK=$(STACK)) bash lab/series/export.sh
+	@$(if $(STACK),STACK=$(STACK)) $(if $(CHAIN),CHAIN="$(CHAIN)") bash lab/series/export.sh
 
 check: setup
 	@$(PY) lab/series/check.py $(if $(STACK),--stack $(STACK)) $(if $(PATCHES),--patches $(PATCHES)) $(if $(CHECKS),--checks $(CHECKS))
@@ -117,7 +117,7 @@ e2e: setup
 # The lan743x kselftests, our hw tests and the kernel's generic driver
 # tests in the guest, upstream vs the series' module, both remote modes,
 # compared with lab/selftests/expected/STACK.txt (armv7: plus the ARM
-# differences of net-next-armv7.txt). make test runs the x86_64 ones.
+# differences of net-next-2-armv7.txt). make test runs the x86_64 ones.
 SELFTESTS = $(PY) lab/selftests/selftests.py --arch $(1) $(if $(MODULES),--modules "$(MODULES)")
 selftests: setup
 	@$(call SELFTESTS,$(ARCH))

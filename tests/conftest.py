@@ -28,7 +28,7 @@ collect_ignore = [] if os.environ.get("LAN743X_ARM") == "1" else \
 # The stacks whose kernels and modules the VM tests run, each on its own
 # base (lab.conf): net-next on 7.3 (what is submitted), 6.12 (the backport).
 VM_STACKS = [s for s in os.environ.get(
-    "LAN743X_VM_STACKS", "net-next,6.12").split(",") if s]
+    "LAN743X_VM_STACKS", "net-next-2,6.12").split(",") if s]
 
 
 # The suite's guests get one vCPU each (VM_CPUS, lab/vm/vm.sh; a test that

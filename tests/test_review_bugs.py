@@ -66,7 +66,7 @@ from conftest import ROOT, lab_built, lab_vm, stack_env, vm_inputs
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import DUT_IP, PEER_IP
 
-STACK = "net-next"
+STACK = "net-next-2"
 FLAVOURS = {"v1": "v1", "v2": "series"}     # flavour -> kbuild.sh revision
 BURST = 900             # frames of one flow held in the 1024-entry ring
 FLOWS = 64              # UDP flows: every RSS channel gets some

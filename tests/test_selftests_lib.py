@@ -7,7 +7,7 @@
   UDP flood of napi.irq_rearm had no "sum" with a broken module) is a
   failure with a message, no KeyError; a TCP and a UDP result are read;
 - lab/selftests/selftests.py: the results of a remote mode that does not run are
-  not asked for (the ssh.* lines of net-next.txt in a netns-only run), and
+  not asked for (the ssh.* lines of net-next-2.txt in a netns-only run), and
   run_kselftest.sh's output of the ssh mode is named ssh.<test>; an
   expected result may be two alternatives (skip|fail);
 - lab/selftests/selftests.py's run_guest() and report(), which both
@@ -47,7 +47,7 @@ def new_file_from_patch(patch, path):
 def fixture_lan743x_lib(tmp_path_factory):
     """hw/lib/py/reconfig.py of the net-next patches, imports stubbed."""
     # the patch that adds the selftests (its number moves with the series)
-    patch = next(p for p in sorted((ROOT / "patches/net-next").glob("0*.patch"))
+    patch = next(p for p in sorted((ROOT / "patches/net-next-2").glob("0*.patch"))
                  if f"diff --git a/{LIB} " in p.read_text())
     src = tmp_path_factory.mktemp("lib") / "reconfig.py"
     src.write_text(new_file_from_patch(patch, LIB))

@@ -81,7 +81,7 @@ def test_round_trip_and_refusal(tmp_path):
     names = sorted(x.name for x in pdir.glob("*.patch"))
     assert names[0] == "0000-cover-letter.patch" and len(names) == 4
     first = (pdir / names[1]).read_text()
-    assert "Subject: [RFC PATCH net-next v2 1/3] net: lan743x: one" in first
+    assert "Subject: [RFC PATCH net-next v3 1/3] net: lan743x: one" in first
     # the exporting user's identity: author and a Signed-off-by of theirs
     assert "From: Ex Porter <exporter@x.invalid>" in first
     assert "Signed-off-by: Ex Porter <exporter@x.invalid>" in first
@@ -108,6 +108,31 @@ def test_round_trip_and_refusal(tmp_path):
     assert patch_ids(pdir) == ids
     assert git(tree, "log", "--format=%s", "stack-base..HEAD").split("\n")[:3] == [
         "net: lan743x: three", "net: lan743x: two", "net: lan743x: one"]
+
+    # each patch is addressed as get_maintainer.pl says, the exporter left out
+    assert "To: Bryan Whitehead <bryan.whitehead@microchip.com>" in first
+    assert "netdev@vger.kernel.org" in first
+    head = first.split("\nSubject:")[0]
+    assert "exporter@x.invalid" not in head.split("\nTo:", 1)[1]
+
+    # the whole chain from one tree: "one" moves into the parent stack
+    n_parent = len(list((ROOT / "patches/net-next-1").glob("0*.patch"))) - 1
+    n_net = len(list((ROOT / "patches/net").glob("0*.patch"))) - 1
+    proot = tmp_path / "proot"
+    bad = run(["bash", "lab/series/export.sh"],
+              env=dict(env, LAN743X_PATCHES_ROOT=str(proot), CHAIN="net=x"))
+    assert bad.returncode != 0 and "stack net: x commits" in bad.stderr
+    p = run(["bash", "lab/series/export.sh"],
+            env=dict(env, LAN743X_PATCHES_ROOT=str(proot),
+                     CHAIN=f"net={n_net} net-next-1={n_parent + 1}"))
+    assert p.returncode == 0, p.stderr
+    moved = sorted((proot / "net-next-1").glob("*.patch"))
+    assert len(moved) == n_parent + 2
+    assert "net-next v3 " in moved[-1].read_text()
+    assert "net: lan743x: one" in moved[-1].read_text()
+    assert len(list((proot / "net").glob("*.patch"))) == n_net + 1
+    assert len(list(pdir.glob("*.patch"))) == 3
+    assert git(tree, "rev-list", "--count", "stack-base..HEAD").strip() == "2"
 
     # uncommitted edits: refuse
     f = tree / "MAINTAINERS"

@@ -6,7 +6,7 @@ shortened loops, and the kernel log showing which path the driver took.
 The LAN7430 itself is covered by tests/test_vm.py; the variants' identity
 (PCI IDs, ID_REV, PHY address) by the qtests (variant-*).
 
-Stacks: LAN743X_VARIANT_STACKS (default "net-next", the 7.3 base; add
+Stacks: LAN743X_VARIANT_STACKS (default "net-next-2", the 7.3 base; add
 ",6.12" for Debian 12's base: about 90 s more per stack).
 """
 import os
@@ -16,7 +16,7 @@ import pytest
 from conftest import lab_built, qemu_build, run, stack_env
 
 STACKS = [s for s in os.environ.get("LAN743X_VARIANT_STACKS",
-                                    "net-next").split(",") if s]
+                                    "net-next-2").split(",") if s]
 
 # e2e with short loops: the full e2e runs on the LAN7430 in test_vm.py;
 # here every step runs once, on the variant's path, within ~90 s per boot

@@ -533,7 +533,7 @@ def main():
     os.environ.pop("ARCH", None)
     if arch == "armv7":
         # the ARM kernel and modules: the series on 7.3
-        os.environ.update(LAB_BASE="7.3", STACK="net-next")
+        os.environ.update(LAB_BASE="7.3", STACK="net-next-2")
     out = Path(args.out or ROOT / "results" / (
         ("" if arch == "x86_64" else f"bench-{arch}-")
         + time.strftime("%Y%m%d-%H%M%S")))
@@ -559,7 +559,7 @@ def main():
             # and its parent net; the cover letters too)
             "series_patches": sorted(
                 str(p.relative_to(ROOT / "patches"))
-                for s in ("net", "net-next")
+                for s in ("net", "net-next-1", "net-next-2")
                 for p in (ROOT / "patches" / s).glob("0*.patch")),
             "emulated": True,
             # the device's properties asked for (--model; the records

@@ -223,8 +223,8 @@ module() {
 	v1)
 		# v1 of the net-next series on 7.3 (before the v2 rework): the
 		# patches/ directories of this repository at commit V1_REV
-		[ "$STACK" = net-next ] ||
-			die "module v1: the v1 series exists for STACK=net-next only (STACK=$STACK)"
+		[ "$STACK" = net-next-2 ] ||
+			die "module v1: the v1 series exists for STACK=net-next-2 only (STACK=$STACK)"
 		git -C "$src" am --abort >/dev/null 2>&1 || true
 		git -C "$src" checkout -q -f base
 		apply_series "$src" 999999 v1_series

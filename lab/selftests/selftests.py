@@ -39,9 +39,9 @@ cross-built (libbpf and ynl's C library would need armhf libelf and zlib,
 which a Debian 12 host cannot install beside its own without adding a
 dpkg architecture), so they are left out of the ARM install, listed in
 results (not-for-arm.txt). The lan743x tests and our hw tests use none of
-them. Results are compared with lab/selftests/expected/net-next.txt, with
+them. Results are compared with lab/selftests/expected/net-next-2.txt, with
 the differences of the ARM guest (each with its reason) in
-lab/selftests/expected/net-next-armv7.txt, which overrides lines of the
+lab/selftests/expected/net-next-2-armv7.txt, which overrides lines of the
 first.
 
 Exit status: 0 all as expected, 1 mismatch, 2 setup error, 77 QEMU with
@@ -472,7 +472,7 @@ def report(results, expected, names, bad, tag=None):
             for r in RESULTS}
 
 
-ARM_EXPECTED = EXPECTED / "net-next-armv7.txt"
+ARM_EXPECTED = EXPECTED / "net-next-2-armv7.txt"
 # what the generic tests, run from source, import (relative to the tree)
 GUEST_TREE = ["tools/testing/selftests/drivers/net",
               "tools/testing/selftests/net/lib",
@@ -520,12 +520,12 @@ def main_armv7(args):
     """The run in the ARMv7 guest (--arch armv7): the net-next stack on
     7.3, the modules in its initramfs, the results over the console."""
     os.environ["LAB_BASE"] = "7.3"
-    os.environ["STACK"] = "net-next"
+    os.environ["STACK"] = "net-next-2"
     names = (args.modules or "upstream series").split()
     if not names or any(n not in ("upstream", "series") for n in names):
         die(f"--modules: upstream and/or series, not {args.modules!r}")
 
-    expected = load_expected(EXPECTED / "net-next.txt")
+    expected = load_expected(EXPECTED / "net-next-2.txt")
     arm = load_expected(ARM_EXPECTED)
     for m, tests in arm.items():
         expected.setdefault(m, {}).update(tests)
@@ -601,7 +601,7 @@ def main_armv7(args):
     counts = report(results, expected, names, bad, tag=lambda m, t:
                     " [armv7]" if t in arm.get(m, {}) else "")
     print(f"selftests (armv7): {counts['pass']} passed, {counts['fail']} "
-          f"failed, {counts['skip']} skipped; {len(bad)} not as in net-next.txt + "
+          f"failed, {counts['skip']} skipped; {len(bad)} not as in net-next-2.txt + "
           f"{ARM_EXPECTED.name}")
     sys.exit(1 if bad or rc or not results else 0)
 
@@ -622,7 +622,7 @@ def main():
     ap.add_argument("--module", action="append", metavar="NAME=KO",
                     help="module to test (default: upstream and series)")
     ap.add_argument("--expected", default=str(
-        EXPECTED / f"{os.environ.get('STACK') or 'net-next'}.txt"),
+        EXPECTED / f"{os.environ.get('STACK') or 'net-next-2'}.txt"),
         help="expected results (default: lab/selftests/expected/STACK.txt)")
     ap.add_argument("--out", help="results dir (default results/selftests-*)")
     ap.add_argument("--tests", default=os.environ.get("LAN743X_TESTS", ""),
@@ -665,7 +665,7 @@ def main():
                 for n in (args.modules or "upstream series").split()]
 
     # the stack in the name: two stacks' runs may start in the same second
-    stack = os.environ.get("STACK", "net-next")
+    stack = os.environ.get("STACK", "net-next-2")
     out = Path(args.out or ROOT / "results" /
                time.strftime(f"selftests-{stack}-%Y%m%d-%H%M%S"))
     # absolute: git apply runs in it, bounded by GIT_CEILING_DIRECTORIES

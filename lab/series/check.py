@@ -551,10 +551,10 @@ def main():
     bad = [c for c in args.checks if c not in CHECKS]
     if bad:
         sys.exit(f"error: unknown check(s) {bad}; known: {CHECKS}")
-    all_stacks = lab_conf(os.environ.get("STACK", "") or "net-next",
+    all_stacks = lab_conf(os.environ.get("STACK", "") or "net-next-2",
                           'echo "$STACKS"').split()
     stacks = [s for s in args.stack.split(",") if s] or (
-        [os.environ.get("STACK") or lab_conf("net-next", 'echo "$STACK_DEFAULT"')]
+        [os.environ.get("STACK") or lab_conf("net-next-2", 'echo "$STACK_DEFAULT"')]
         if args.patches else all_stacks)
     unknown = [s for s in stacks if s not in all_stacks]
     if unknown:

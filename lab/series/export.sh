@@ -1,6 +1,19 @@
 #!/bin/bash
-# make export [STACK=...]: rewrite patches/$STACK from stack-base..HEAD of
-# build/$STACK/linux (stack-base: the base plus the parent stacks' patches).
+# make export [STACK=...] [CHAIN=...]: rewrite patches/$STACK from
+# stack-base..HEAD of build/$STACK/linux (stack-base: the base plus the
+# parent stacks' patches).
+#
+# CHAIN= exports the parent stacks from the same tree as well, so that one
+# tree can edit a whole chain (fixups that belong in a parent's patch, a
+# patch moving from one stack to the next): its commits base..HEAD are cut
+# into the chain's stacks in order. CHAIN=1 gives each parent stack as many
+# commits as patches/<parent> holds now; CHAIN="net=2 net-next-1=9" gives
+# the counts; STACK takes the rest.
+#
+# Each patch is addressed as scripts/get_maintainer.pl of the tree says: To:
+# the maintainers of what it touches and their list, Cc: the reviewers and
+# other lists, and the page_pool maintainers on a patch that uses page_pool.
+# The cover letter is addressed to all its patches' recipients.
 . "$(dirname "$0")/../common.sh"
 need git
 
@@ -10,6 +23,7 @@ git -C "$TREE" rev-parse -q --verify base >/dev/null || die "$TREE has no 'base'
 	die "$TREE has uncommitted changes: commit them first"
 from=base
 git -C "$TREE" rev-parse -q --verify stack-base >/dev/null && from=stack-base
+[ -z "${CHAIN:-}" ] || from=base
 n=$(git -C "$TREE" rev-list --count "$from..HEAD")
 [ "$n" -gt 0 ] || die "no commits on top of $from in $TREE: nothing to export"
 # the author and Signed-off-by are the exporting user's git identity
@@ -17,34 +31,66 @@ me=$(git config user.name || true)
 [ -n "$me" ] && [ -n "$(git config user.email || true)" ] ||
 	die "set your git identity first (git config --global user.name/user.email)"
 
+# ranges: "stack count" lines, in order, covering $from..HEAD
+ranges() {
+	local s c left=$n spec
+	if [ -z "${CHAIN:-}" ]; then
+		echo "$STACK $n"
+		return
+	fi
+	for s in $(stack_chain); do
+		[ "$s" != "$STACK" ] || break
+		c=""
+		if [ "$CHAIN" = 1 ]; then
+			c=$(series "$s" | wc -l)
+		else
+			for spec in $CHAIN; do
+				[ "${spec%%=*}" = "$s" ] && c=${spec#*=}
+			done
+			[ -n "$c" ] || die "CHAIN=\"$CHAIN\" gives no count for stack $s"
+		fi
+		[[ "$c" =~ ^[0-9]+$ ]] && [ "$c" -ge 1 ] && [ "$c" -lt "$left" ] ||
+			die "stack $s: $c commits of the $left left in $TREE (CHAIN=\"$CHAIN\")"
+		echo "$s $c"
+		left=$((left - c))
+	done
+	echo "$STACK $left"
+}
+plan=$(ranges) || exit 1
+
 email=$(git config user.email)
 progress "signing the $n commits off as $me <$email>"
 git -C "$TREE" -c user.name="$me" -c user.email="$email" \
 	rebase -q --exec "bash $LAB_DIR/series/signoff.sh" "$from" ||
 	die "rewriting the commits' identity failed (git -C $TREE rebase --abort)"
 
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-git -C "$TREE" format-patch -q --numbered --cover-letter --zero-commit \
-	--subject-prefix="$SERIES_PREFIX v$SERIES_VERSION" \
-	--signature="lan743x-lab" --base="$from" -o "$out" "$from..HEAD"
+# export_stack STACK START END COUNT: patches/STACK from START..END
+export_stack() {
+	local s=$1 start=$2 end=$3 count=$4 out cover prefix version dir
+	prefix=$(conf_get STACK "$s" PREFIX)
+	version=$(conf_get STACK "$s" VERSION)
+	cover="$LAB_DIR/series/cover/$s.txt"
+	[ -r "$cover" ] || die "no cover text $cover for stack $s"
+	out=$(mktemp -d)
+	git -C "$TREE" format-patch -q --numbered --cover-letter --zero-commit \
+		--subject-prefix="$prefix v$version" \
+		--signature="lan743x-lab" --base="$start" -o "$out" "$start..$end"
+	python3 "$LAB_DIR/series/address.py" "$TREE" "$cover" "$me <$email>" "$out" ||
+		die "addressing the patches of $s failed"
+	dir=${LAN743X_PATCHES_ROOT:-$ROOT_DIR/patches}/$s
+	[ "$s" != "$STACK" ] || dir=$PATCHES
+	mkdir -p "$dir"
+	rm -f "$dir"/*.patch
+	cp "$out"/*.patch "$dir"/
+	rm -rf "$out"
+	progress "exported $count patches (+ cover letter) to patches/$s"
+	ls "$dir"
+}
 
-# Keep the cover letter from the tracked cover text.
-cover="$LAB_DIR/series/cover/$STACK.txt"
-[ -r "$cover" ] || die "no cover text $cover for stack $STACK"
-python3 - "$out/0000-cover-letter.patch" "$cover" <<'PY'
-import sys
-path, cover = sys.argv[1], sys.argv[2]
-text = open(path).read()
-lines = open(cover).read().rstrip("\n").split("\n")
-subject, blurb = lines[0], "\n".join(lines[2:] if len(lines) > 2 else [])
-text = text.replace("*** SUBJECT HERE ***", subject)
-text = text.replace("*** BLURB HERE ***", blurb)
-open(path, "w").write(text)
-PY
-
-mkdir -p "$PATCHES"
-rm -f "$PATCHES"/*.patch
-cp "$out"/*.patch "$PATCHES"/
-progress "exported $n patches (+ cover letter) to patches/$STACK"
-ls "$PATCHES"
+start=$(git -C "$TREE" rev-parse "$from")
+while read -r s c; do
+	end=$(git -C "$TREE" rev-list --reverse "$start..HEAD" | sed -n "${c}p")
+	export_stack "$s" "$start" "$end" "$c"
+	[ "$s" = "$STACK" ] || git -C "$TREE" tag -f stack-base "$end" >/dev/null
+	start=$end
+done <<<"$plan"

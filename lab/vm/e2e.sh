@@ -19,9 +19,9 @@
 # SYNC lines of the DMA cache maintenance) and a summary; exit status 0
 # only if every module passed.
 . "$(dirname "$0")/../common.sh"
-case ${STACK:=net-next} in
-net-next | 6.12) ;;
-*) die "e2e: STACK net-next or 6.12, not '$STACK'" ;;
+case ${STACK:=net-next-2} in
+net-next-2 | 6.12) ;;
+*) die "e2e: STACK net-next-2 or 6.12, not '$STACK'" ;;
 esac
 ARCH=${ARCH:-x86_64}
 case $ARCH in
