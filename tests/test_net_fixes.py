@@ -1,16 +1,18 @@
-"""The fixes of patches/net/ against the LAN7430 model, in one VM boot per
-base: on Linux 7.3 (the `net` stack: base + patches/net/) and on 6.12
-(the backport, whose first three patches are the same fixes: base +
-patches/6.12/ 1-3, so that the stable backport is tested on its own).
+"""The fixes of patches/net/, and the hardening that opens
+patches/net-next-1/, against the LAN7430 model, in one VM boot per base: on
+Linux 7.3 (base + patches/net/ + the first patch of patches/net-next-1/)
+and on 6.12 (the backport, whose first three patches are the same changes:
+base + patches/6.12/ 1-3, so that the backport is tested on its own).
 
-The module under test has the fixes (`lab/kernel/kbuild.sh module guest series`
-for net, `... series:3` for 6.12) unless LAN743X_NET_FIXES_MODULE=base
+The module under test has them (`lab/kernel/kbuild.sh module guest
+series:3` with STACK=net-next-1, `... series:3` with STACK=6.12) unless
+LAN743X_NET_FIXES_MODULE=base
 selects the base's unmodified module (`... module guest base`): every test
 below must pass with the fixes and fail without them, which that setting
 shows.
 
-* test_ext_missing_keeps_the_ring (patch "don't lose an RX descriptor on a
-  missing extension"): the model's `ext-missing` fault sets EXT in the
+* test_ext_missing_keeps_the_ring (net-next-1 patch "don't lose an RX
+  descriptor on a missing extension"): the model's `ext-missing` fault sets EXT in the
   last descriptor of one echo reply and writes no extension descriptor
   after it.  The driver drops that frame; upstream also leaves its
   descriptor owned by the CPU, so once the model wraps around the ring to
@@ -38,7 +40,7 @@ DUT receives are the replies to what the tests send.
 Kernel and modules come from the lab (vm_inputs(stack), lab_built); for a
 run with a kernel built outside the lab, LAN743X_NET_FIXES_OBJ=<kernel
 build dir with mods/> and LAN743X_NET_FIXES_KO=<lan743x.ko> override them
-(LAN743X_NET_FIXES_STACKS=net runs one base only).
+(LAN743X_NET_FIXES_STACKS=net-next-1 runs one base only).
 """
 import os
 import re
@@ -57,13 +59,14 @@ from conftest import (
     wait_until,
 )
 
-#: stack -> the module with the fixes: the net stack is the fixes; the
-#: 6.12 backport starts with the same patches (series:N, N = their count)
+#: stack -> the module with the fixes: on 7.3 the net stack's fixes and
+#: the first patch of net-next-1 (series:N of the net-next-1 chain, N = the
+#: net fixes + 1); the 6.12 backport starts with the same three patches
 NET_FIXES = len([p for p in (ROOT / "patches/net").glob("0*.patch")
                  if not p.name.startswith("0000-")])
-FIXED = {"net": "series", "6.12": f"series:{NET_FIXES}"}
+FIXED = {"net-next-1": f"series:{NET_FIXES + 1}", "6.12": "series:3"}
 STACKS = [s for s in os.environ.get("LAN743X_NET_FIXES_STACKS",
-                                    "net,6.12").split(",") if s]
+                                    "net-next-1,6.12").split(",") if s]
 MODULE = os.environ.get("LAN743X_NET_FIXES_MODULE", "")
 PINGS = 200         # > RX ring size (128): the ring wraps around the fault
 BAD_DMESG = re.compile(r"WARNING|BUG|DMA-API|Call Trace|refcount_t|"
