@@ -1,0 +1,218 @@
+"""A stopped RX channel's drain allocates nothing: with every page_pool
+allocation failing from the moment the new rings of a live MTU change are
+allocated, each frame that waited in the old ring is still delivered.
+
+The series' lan743x module (net-next stack, `lab/kernel/kbuild.sh module
+guest series`) in one VM boot. A live change stops each RX channel and
+drains it: the frames the device wrote back before it stopped are
+delivered from the old ring, which is then freed. Such a frame is
+received correctly and its buffer goes to the stack; a drain that refills
+the slot (a page_pool allocation for a ring about to be freed) drops the
+frame when the allocation fails, and counts it as an allocation failure.
+
+The injection: the kernel's fail_function on page_pool_alloc_netmems()
+(what the kernel's own hw/pp_alloc_fail.py uses), through which every
+fragment refill at MTU 1500 passes. Its `space` lets pass exactly the
+calls that allocating the new rings makes (counted on the same change
+without frames first), so that the new rings are complete and every later
+call fails: those of the drain, if it makes any (its `times` counts
+them).
+
+The first check: BURST UDP frames of one flow wait in the ring (the model holds
+the RX interrupts: rx-irq-hold), `ip link set mtu 9000` switches the
+channels, every frame the model wrote is delivered (IpInReceives), none
+is dropped (rx_dropped), and the injection failed no call. A drain that
+refills loses the frames after its first failed refill (the failed
+fragment page is retried for each of them).
+
+The second check: a channel whose restart fails goes back to the ring it
+was just drained from, which must get buffers again in the slots the
+drain left empty. BURST frames wait in channel 0's ring, the model fails
+channel 0's reset once (rx-swr-head), `ip link set mtu 1500` fails with
+the MTU unchanged, the BURST frames are delivered, and FLOWS frames sent
+after it (the model's RSS puts them on channel 0) are all delivered.
+
+Neighbours are static and IPv6 is off on both ends, so the DUT receives
+only what the check sends.
+"""
+import re
+import sys
+import time
+
+import pytest
+from conftest import ROOT, lab_built, lab_vm, stack_env, vm_inputs
+
+sys.path.insert(0, str(ROOT / "emulator/tests"))
+from vmrpc import DUT_IP
+
+STACK = "net-next"
+BURST = 100             # frames of one flow held in the 128-entry ring
+TIMES = 1000000         # failures the injection may make (counts them)
+FF = "/sys/kernel/debug/fail_function"
+BAD_DMESG = re.compile(r"WARNING|BUG|DMA-API|Call Trace|refcount_t|"
+                       r"general protection|use-after-free", re.IGNORECASE)
+FLOWS = 64              # UDP flows (the model's RSS: all on channel 0)
+SEND_BURST = ("import socket; s = socket.socket(2, 2); "
+              f"[s.sendto(b'x' * 64, ('{DUT_IP}', 9999)) "
+              f"for _ in range({BURST})]")
+SEND_FLOWS = ("import socket\n"
+              f"for i in range({FLOWS}):\n"
+              "    s = socket.socket(2, 2); s.bind(('', 40000 + i))\n"
+              f"    s.sendto(b'y' * 32, ('{DUT_IP}', 9999 + i)); s.close()\n")
+
+
+@pytest.fixture(scope="module", name="vm")
+def fixture_vm():
+    """A booted VM with the series' module, the network up, the
+    neighbours pinned, fail_function set on page_pool_alloc_netmems()
+    (probability 0 until a check arms it)."""
+    qemu, obj = vm_inputs(STACK)
+    ko = lab_built("the series' lan743x module",
+                   ["bash", "lab/kernel/kbuild.sh", "module", "guest",
+                    "series"], env=stack_env(STACK))
+    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
+                mods=f"{obj}/mods", ko=ko) as v:
+        v.load_mark = v.mark()
+        v.setup_net()
+        v.pin_neighbours()
+        rc, out = v.sh(
+            "mount -t debugfs none /sys/kernel/debug 2>/dev/null; "
+            f"echo page_pool_alloc_netmems > {FF}/inject && "
+            f"echo 0 > {FF}/probability && echo 0 > {FF}/verbose && "
+            f"echo -1 > {FF}/times && echo 0 > {FF}/space && "
+            f"cat {FF}/inject")
+        assert rc == 0 and "page_pool_alloc_netmems" in out, \
+            f"fail_function on page_pool_alloc_netmems: {out}"
+        yield v
+
+
+def gsh(vm, cmd, timeout=120):
+    """vm.sh() of CMD with the interface names (D, P) set."""
+    return vm.sh(". /tmp/l7.env\n" + cmd, timeout=timeout)
+
+
+def ff_read(vm, name):
+    """fail_function's attribute NAME."""
+    _rc, out = vm.sh(f"cat {FF}/{name}")
+    return int(out.strip())
+
+
+def stat(vm, name):
+    """The DUT's interface statistic NAME (sysfs)."""
+    _rc, out = gsh(vm, f"cat /sys/class/net/$D/statistics/{name}")
+    return int(out.strip())
+
+
+def nstat(vm, name):
+    """The guest's SNMP counter NAME (nstat)."""
+    _rc, out = vm.sh(f"nstat -saz {name} | awk '$1 == \"{name}\" {{print $2}}'")
+    return int(out.strip() or 0)
+
+
+def set_mtu(vm, mtu):
+    """ip link set mtu MTU on the DUT; returns (rc, output)."""
+    return gsh(vm, f"ip link set $D mtu {mtu}", timeout=240)
+
+
+def wait_frames(vm, want, timeout=60):
+    """The model's rx_frames once it reaches WANT (TIMEOUT s at most)."""
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        n = vm.dut.counters()["rx_frames"]
+        if n >= want:
+            return n
+        time.sleep(0.3)
+    return vm.dut.counters()["rx_frames"]
+
+
+def test_drain_delivers_without_allocating(vm):
+    """Frames in a stopped channel's ring are delivered although every
+    page_pool allocation after the new rings' fails."""
+    # page_pool_alloc_netmems() calls of the change itself, no frame
+    # waiting: counted as fail_function's space goes down (every call
+    # passes while space > 1)
+    big = 1 << 30
+    vm.sh(f"echo {big} > {FF}/space && echo 100 > {FF}/probability")
+    rc, out = set_mtu(vm, 9000)
+    calls = big - ff_read(vm, "space")
+    vm.sh(f"echo 0 > {FF}/probability")
+    assert rc == 0, f"mtu 9000 without frames: {out}"
+    rc, out = set_mtu(vm, 1500)
+    assert rc == 0, f"back to mtu 1500: {out}"
+
+    tag = vm.mark()
+    vm.dut.fault("rx-irq-hold", count=1, ms=120000)
+    frames0 = vm.dut.counters()["rx_frames"]
+    in0, drop0 = nstat(vm, "IpInReceives"), stat(vm, "rx_dropped")
+    rc, out = vm.sh(f"ip netns exec peer python3 -c \"{SEND_BURST}\"")
+    assert rc == 0, out
+    written = wait_frames(vm, frames0 + BURST) - frames0
+    before = nstat(vm, "IpInReceives") - in0
+    # the change's own calls pass, every later one fails
+    vm.sh(f"echo {calls + 1} > {FF}/space && echo {TIMES} > {FF}/times && "
+          f"echo 100 > {FF}/probability")
+    rc, out = set_mtu(vm, 9000)
+    failed = TIMES - ff_read(vm, "times")
+    vm.sh(f"echo 0 > {FF}/probability && echo -1 > {FF}/times && "
+          f"echo 0 > {FF}/space")
+    fired = vm.dut.fired("rx-irq-hold")
+    vm.dut.clear()              # ends the hold
+    # every frame is accounted for (delivered or counted) or never will be
+    t0 = time.monotonic()
+    while (nstat(vm, "IpInReceives") - in0 + stat(vm, "rx_dropped") - drop0
+           < written and time.monotonic() - t0 < 60):
+        time.sleep(0.3)
+    delivered = nstat(vm, "IpInReceives") - in0
+    dropped = stat(vm, "rx_dropped") - drop0
+    bad = [ln for ln in vm.dmesg_since(tag) if BAD_DMESG.search(ln)]
+    info = (f"{written} frames written to the ring with RX interrupts held "
+            f"(fired {fired}), {before} delivered before the change; "
+            f"page_pool_alloc_netmems() calls of a change without frames "
+            f"{calls}; mtu 9000 with every later call failing: rc {rc} "
+            f"{out.strip()}; calls failed {failed}; delivered {delivered}, "
+            f"rx_dropped {dropped}; kernel log problems: {bad[:4] or 'none'}")
+    print(info)
+    assert fired == 1 and written == BURST, info
+    assert before < 8, "the frames did not wait in the ring: " + info
+    assert rc == 0 and not bad, info
+    assert failed == 0 and delivered == written and dropped == 0, info
+
+
+def test_failed_restart_refills_drained_ring(vm):
+    """A channel back on the ring it was drained from receives again."""
+    assert int(gsh(vm, "cat /sys/class/net/$D/mtu")[1]) == 9000, \
+        "needs the MTU of the test before"
+    vm.dut.fault("rx-irq-hold", count=1, ms=120000)
+    frames0 = vm.dut.counters()["rx_frames"]
+    in0, drop0 = nstat(vm, "IpInReceives"), stat(vm, "rx_dropped")
+    rc, out = vm.sh(f"ip netns exec peer python3 -c \"{SEND_BURST}\"")
+    assert rc == 0, out
+    written = wait_frames(vm, frames0 + BURST) - frames0
+    vm.dut.fault("rx-swr-head", count=1)
+    rc, out = set_mtu(vm, 1500)
+    swr = vm.dut.fired("rx-swr-head")
+    vm.dut.clear()
+    _, mtu = gsh(vm, "cat /sys/class/net/$D/mtu")
+    t0 = time.monotonic()
+    while (nstat(vm, "IpInReceives") - in0 < written and
+           time.monotonic() - t0 < 60):
+        time.sleep(0.3)
+    drained = nstat(vm, "IpInReceives") - in0
+    frames1 = vm.dut.counters()["rx_frames"]
+    r, o = vm.sh(f"ip netns exec peer python3 -c \"{SEND_FLOWS}\"")
+    assert r == 0, o
+    wait_frames(vm, frames1 + FLOWS)
+    t0 = time.monotonic()
+    while (nstat(vm, "IpInReceives") - in0 < written + FLOWS and
+           time.monotonic() - t0 < 60):
+        time.sleep(0.3)
+    after = nstat(vm, "IpInReceives") - in0 - drained
+    dropped = stat(vm, "rx_dropped") - drop0
+    info = (f"{written} frames waiting in the ring; mtu 1500 with channel "
+            f"0's reset failing (fired {swr}): rc {rc} ({out.strip()}), MTU "
+            f"now {mtu.strip()}; delivered {drained} of the waiting frames, "
+            f"then {after} of {FLOWS} flows; rx_dropped {dropped}")
+    print(info)
+    assert written == BURST and swr == 1 and rc != 0, info
+    assert mtu.strip() == "9000", info
+    assert drained == written and after == FLOWS and dropped == 0, info
