@@ -220,12 +220,13 @@ class CounterServer(threading.Thread):
 def build_modules(names, variant):
     """lan743x.ko per module name (upstream, series, pK, each optionally
     with +cbN: the same module with the rx-copybreak tunable set to N after
-    loading), built for the kernel VARIANT; exits with a clear error on a
-    bad list."""
+    loading, and +ringN: with N RX descriptors per ring, ethtool -G),
+    built for the kernel VARIANT; exits with a clear error on a bad
+    list."""
     revs = {}
     for name in names:
-        m = re.sub(r"\+cb[0-9]+$", "", name)
-        if name != m and m == "upstream":
+        m = re.sub(r"(\+(cb|ring)[0-9]+)+$", "", name)
+        if "+cb" in name[len(m):] and m == "upstream":
             sys.exit("error: --modules: upstream has no rx-copybreak tunable")
         if m == "upstream":
             revs[name] = "base"
@@ -236,7 +237,7 @@ def build_modules(names, variant):
         else:
             sys.exit(f"error: --modules: unknown module {name!r} (upstream, "
                      "series, or pK = base + the first K patches, optionally "
-                     "+cbN)")
+                     "+cbN, +ringN)")
     if len(names) < 2 or names[0] != "upstream" or len(set(names)) != \
             len(names):
         sys.exit("error: --modules: upstream first, then at least one other, "
@@ -276,7 +277,9 @@ def bench_args(doc, argv=None):
         "BENCH_MODULES", "upstream,series"),
         help="modules loaded in turn: upstream, series, pK (base + the "
         "first K patches), e.g. upstream,p2,series; NAME+cbN loads NAME "
-        "with rx-copybreak N, e.g. upstream,series+cb0,series+cb256")
+        "with rx-copybreak N, e.g. upstream,series+cb0,series+cb256; "
+        "NAME+ringN with N RX descriptors per ring (ethtool -G), e.g. "
+        "upstream,series+ring384")
     ap.add_argument("--variant", default=None,
                     help="kernel variant (default: bench on x86_64, no "
                     "DMA_API_DEBUG; armv7-virt on armv7)")

@@ -776,7 +776,10 @@ def main():
                     log(f"LAN743X_BENCH_CRASH_AT={rep}: crashing the guest")
                     Path("/proc/sysrq-trigger").write_text("c", encoding="utf-8")
                 dut = load_module(path)
-                cb = re.search(r"\+cb([0-9]+)$", name)
+                ring = re.search(r"\+ring([0-9]+)", name)
+                if ring:
+                    sh(["ethtool", "-G", dut, "rx", ring.group(1)])
+                cb = re.search(r"\+cb([0-9]+)", name)
                 if cb:
                     sh(["ethtool", "--set-tunable", dut, "rx-copybreak",
                         cb.group(1)])
