@@ -2,7 +2,7 @@
 allocation failing from the moment the new rings of a live MTU change are
 allocated, each frame that waited in the old ring is still delivered.
 
-The series' lan743x module (net-next stack, `lab/kernel/kbuild.sh module
+The series' lan743x module (net-next-2 stack, `lab/kernel/kbuild.sh module
 guest series`) in one VM boot. A live change stops each RX channel and
 drains it: the frames the device wrote back before it stopped are
 delivered from the old ring, which is then freed. Such a frame is
@@ -45,7 +45,7 @@ from conftest import ROOT, lab_built, lab_vm, stack_env, vm_inputs
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import DUT_IP
 
-STACK = "net-next"
+STACK = "net-next-2"
 BURST = 100             # frames of one flow held in the 128-entry ring
 TIMES = 1000000         # failures the injection may make (counts them)
 FF = "/sys/kernel/debug/fail_function"
