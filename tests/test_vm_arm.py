@@ -4,7 +4,9 @@ PCIe host NON-coherent: e2e with the upstream and the series' lan743x.ko
 of each stack on its base (net-next on 7.3, the 6.12 backport on 6.12),
 the series' live MTU / ethtool -G changes, and kprobe counts showing that
 the driver's DMA goes through arm's cache maintenance
-(arch_sync_dma_for_device/arch_sync_dma_for_cpu).
+(arch_sync_dma_for_device/arch_sync_dma_for_cpu); and, on its kernel's
+lock debugging, down and live changes with a frame pending in the driver
+(lab/guest/pending.sh).
 
 Opt-in: it builds qemu-system-arm, an ARM kernel and an armhf rootfs when
 cold (about 2 hours on 2 cores, more than CI's 90 minutes: see
