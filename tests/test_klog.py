@@ -45,3 +45,25 @@ def test_lines_before_the_marker_are_ignored():
     """Only the lines after the run's marker count."""
     assert klog_bad(["[ 0.5] WARNING: before the run", f"[ 1.0] {MARK}",
                      "[ 2.0] all fine"]) == []
+
+
+def test_lock_debugging_splats_fail():
+    """The ARMv7 guest's lock debugging (PREEMPT, PROVE_LOCKING,
+    DEBUG_PREEMPT, DEBUG_ATOMIC_SLEEP): its reports are failures. The
+    first three: a u64_stats writer run preemptible, with softirqs on
+    (measurements/arm-lockdebug-20261127/v3-series.console.log); lockdep's
+    details under its title are not needed to fail."""
+    bad = [
+        ("[   80.231133] WARNING: include/linux/u64_stats_sync.h:171 at "
+         "__u64_stats_update_begin+0x1e8/0x21c [lan743x], CPU#1: ip/126"),
+        ("[   80.233470] WARNING: include/linux/seqlock.h:222 at "
+         "__u64_stats_update_begin+0x208/0x21c [lan743x], CPU#1: ip/126"),
+        "[   80.234550] WARNING: inconsistent lock state",
+        ("[   81.1] BUG: sleeping function called from invalid context at "
+         "kernel/locking/mutex.c:580"),
+        "[   81.2] WARNING: possible circular locking dependency detected",
+    ]
+    got = klog_bad([f"[    1.0] {MARK}"] + bad +
+                   [("[   80.234706] inconsistent {IN-SOFTIRQ-W} -> "
+                     "{SOFTIRQ-ON-W} usage.")])
+    assert got == bad

@@ -13,6 +13,17 @@
 #                      Documentation/netlink/specs two levels up) for the
 #                      page_pool check; without it that check is skipped
 #                      and says so
+#        LAN743X_SOAK_PENDING=1  a frame pending at each change: the model
+#                      runs with fault-drop-ls-every=N (lab/vm/vm.sh
+#                      DUT_OPTS; make soak ARCH=armv7), so every Nth frame
+#                      it writes has no LS and stays half-assembled in the
+#                      driver until the next frame. Before each change the
+#                      traffic is paused (SIGSTOP to iperf3 on both ends),
+#                      and the peer sends single UDP frames until one is not
+#                      received (rx_packets): that one is pending when
+#                      the change stops the channels, whose drain counts it
+#                      lost (rx_dropped). Counted: the changes made with a
+#                      frame pending, and those whose rx_dropped rose.
 #
 # Prints "soak: PASS <what>" / "soak: FAIL <what>" lines and a summary;
 # exit status 0 only if every check passed.
@@ -31,6 +42,11 @@ if [ -n "$YNL" ]; then
 	done
 	[ -n "$YNL_CLI" ] || { echo "soak: no ynl cli.py in $YNL (pyynl/cli.py or cli.py)" >&2; exit 2; }
 fi
+PENDING=${LAN743X_SOAK_PENDING:-0}
+PENDING_MAX=64		# UDP frames tried for one pending frame
+IPERF_PIDS=
+# a progress line (and the kernel log check) every PROGRESS changes
+PROGRESS=${LAN743X_SOAK_PROGRESS:-100}
 FAILS=0
 STOP=/tmp/soak.stop
 ok() { echo "soak: PASS $*"; }
@@ -68,8 +84,39 @@ except Exception as x:
 	done >/tmp/soak-traffic.log
 }
 
+# make_pending DUT: traffic paused, a frame half-assembled in the driver;
+# status 0 if one is (a UDP frame not received)
+make_pending() {
+	local dut=$1 k a b last
+	IPERF_PIDS=$(pidof iperf3)
+	# shellcheck disable=SC2086
+	[ -z "$IPERF_PIDS" ] || kill -STOP $IPERF_PIDS
+	# quiet: no frame for 0.3 s (a stopped receiver still ACKs what is
+	# in flight)
+	for k in $(seq 1 20); do
+		a=$(cat "/sys/class/net/$dut/statistics/rx_packets")
+		sleep 0.3
+		b=$(cat "/sys/class/net/$dut/statistics/rx_packets")
+		[ "$a" = "$b" ] && break
+	done
+	for k in $(seq 1 "$PENDING_MAX"); do
+		last=$(cat "/sys/class/net/$dut/statistics/rx_packets")
+		ip netns exec "$NS" bash -c "echo p >/dev/udp/$LOCAL_V4/9" 2>/dev/null
+		sleep 0.1
+		[ "$(cat "/sys/class/net/$dut/statistics/rx_packets")" = "$last" ] && return 0
+	done
+	return 1
+}
+
+resume_traffic() {
+	# shellcheck disable=SC2086
+	[ -z "$IPERF_PIDS" ] || kill -CONT $IPERF_PIDS 2>/dev/null
+	IPERF_PIDS=
+}
+
 main() {
 	local dut ifindex i mtu rc t0 t1 nfail=0 rings r leaks pl
+	local pend=0 counted=0 d0 d1
 	mount -t debugfs none /sys/kernel/debug 2>/dev/null
 	dmesg -C
 	[ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
@@ -99,6 +146,10 @@ main() {
 	rings=("256 512" "64 64" "1024 1024" "128 128")
 	t0=$(date +%s)
 	for i in $(seq 1 "$CHANGES"); do
+		if [ "$PENDING" = 1 ]; then
+			make_pending "$dut" && pend=$((pend + 1))
+			d0=$(cat "/sys/class/net/$dut/statistics/rx_dropped")
+		fi
 		if [ $((i % 4)) = 0 ]; then
 			r=${rings[$(((i / 4) % 4))]}
 			ethtool -G "$dut" rx "${r% *}" tx "${r#* }" 2>/tmp/soak-err
@@ -109,8 +160,14 @@ main() {
 			rc=$?
 		fi
 		[ $rc = 0 ] || { nfail=$((nfail + 1)); log "change $i failed: $(cat /tmp/soak-err)"; }
-		if [ $((i % 100)) = 0 ]; then
+		if [ "$PENDING" = 1 ]; then
+			d1=$(cat "/sys/class/net/$dut/statistics/rx_dropped")
+			[ "$d1" -gt "$d0" ] && counted=$((counted + 1))
+			resume_traffic
+		fi
+		if [ $((i % PROGRESS)) = 0 ]; then
 			log "$i changes, $(($(date +%s) - t0)) s"
+			[ "$PENDING" = 1 ] && echo "soak: progress: $i changes, $pend with a frame pending, $counted counted lost"
 			dmesg | grep -qE 'WARNING|BUG|KASAN|DMA-API|possible .*lock|stalled pool' &&
 				{ log "kernel complained, stopping early"; break; }
 		fi
@@ -119,6 +176,11 @@ main() {
 	t1=$(date +%s)
 	[ $nfail = 0 ] && ok "$i changes in $((t1 - t0)) s, none failed" ||
 		bad "$nfail of $i changes failed"
+	if [ "$PENDING" = 1 ]; then
+		[ "$counted" -gt 0 ] &&
+			ok "pending: $pend of $i changes made with a frame pending, $counted counted it lost" ||
+			bad "pending: $pend of $i changes made with a frame pending, none counted it lost"
+	fi
 
 	# the link still carries full-size frames at the final MTU
 	mtu=$(cat "/sys/class/net/$dut/mtu")

@@ -15,9 +15,10 @@
 #
 # VARIANT: guest (x86_64 checking kernel), bench (guest without
 # DMA_API_DEBUG), debug (guest + KASAN, kmemleak, lockdep), armv7-imx
-# (module builds for i.MX6 boards) or armv7-virt (the ARMv7 VM guest on
+# (module builds for i.MX6 boards), armv7-virt (the ARMv7 VM guest on
 # QEMU's virt machine: allnoconfig + kconfig/armv7-virt.config +
-# guest.config; `kernel armv7-virt` builds zImage + modules).
+# guest.config, lock debugging on; `kernel armv7-virt` builds zImage +
+# modules) or armv7-debug (armv7-virt + KASAN and kmemleak, for the soak).
 # The base is the STACK's (lab.conf), or LAB_BASE's when set.
 # Each O= directory is keyed by the base version, its config fragments, the
 # compiler and this script, so a change to any of them builds a fresh one.
@@ -73,7 +74,8 @@ fragments() {
 	debug) echo "$KCONF/vm-min.config $KCONF/guest.config $KCONF/debug.config" ;;
 	armv7-imx) echo "$KCONF/armv7-imx.config" ;;
 	armv7-virt) echo "$KCONF/armv7-virt.config $KCONF/guest.config" ;;
-	*) die "unknown kernel variant '$1' (guest, bench, debug, armv7-imx, armv7-virt)" ;;
+	armv7-debug) echo "$KCONF/armv7-virt.config $KCONF/guest.config $KCONF/armv7-debug.config" ;;
+	*) die "unknown kernel variant '$1' (guest, bench, debug, armv7-imx, armv7-virt, armv7-debug)" ;;
 	esac
 }
 
@@ -121,7 +123,7 @@ configure() {
 	progress "configuring $variant kernel in $obj"
 	if [ "$variant" = armv7-imx ]; then
 		kmake "$variant" "$src" "$obj" imx_v6_v7_defconfig >/dev/null
-	elif [ "$variant" = armv7-virt ]; then
+	elif is_arm "$variant"; then
 		kmake "$variant" "$src" "$obj" allnoconfig >/dev/null
 	else
 		need virtme-configkernel
@@ -188,7 +190,7 @@ prepare() {
 kernel() {
 	local variant=$1 src obj image=bzImage
 	[ "$variant" != armv7-imx ] || die "the armv7-imx variant is for module builds only"
-	[ "$variant" != armv7-virt ] || image=zImage
+	! is_arm "$variant" || image=zImage
 	obj=$(prepare "$variant")
 	src=$(srcfor "$variant")
 	if [ -e "$obj/.lab-built" ]; then
