@@ -1,5 +1,5 @@
 """Host-side checks of lab/guest/rss.py, the RSS check of the guest's e2e
-and channels scripts (seconds, no VM):
+(seconds, no VM):
 
 - its Toeplitz hash gives the values Microsoft publishes for its
   verification key (IPv4 only and IPv4 with TCP ports);

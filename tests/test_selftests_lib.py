@@ -1,21 +1,23 @@
 """Host-side checks of the selftest pieces that no VM run reaches on purpose
 (seconds, no VM):
 
-- the selftests' iperf3_result() (drivers/net/hw/lib/py/reconfig.py, as
-  the net-next stack's hw selftests patch creates it; the lan743x tests
-  import it from there): an iperf3 JSON without a result (the
-  UDP flood of napi.irq_rearm had no "sum" with a broken module) is a
-  failure with a message, no KeyError; a TCP and a UDP result are read;
+- napi_polls() of drivers/net/hw/napi_contract.py, as the net-next
+  stack's patch creates it: each poll of NETIF is paired with the frames
+  delivered on its CPU since the previous poll there, so a poll that
+  returns its buffers as work (the upstream driver with jumbo frames) is
+  told from one that returns its frames, and frames of other devices or
+  CPUs are not counted;
 - lab/selftests/selftests.py: the results of a remote mode that does not run are
   not asked for (the ssh.* lines of net-next-2.txt in a netns-only run), and
   run_kselftest.sh's output of the ssh mode is named ssh.<test>; an
-  expected result may be two alternatives (skip|fail);
+  expected result may be two alternatives (skip|fail); the make install
+  targets are those the stack's tree has (no drivers/net/lan743x on
+  net-next);
 - lab/selftests/selftests.py's run_guest() and report(), which both
   arches share: a guest crash (exit 86) boots once more, a second one is the
   result; the report gives each result's reason and the counts.
 """
 import importlib.util
-import json
 import re
 import sys
 import types
@@ -26,7 +28,7 @@ from conftest import LAB, ROOT
 sys.path.insert(0, str(LAB / "selftests"))
 import selftests
 
-LIB = "tools/testing/selftests/drivers/net/hw/lib/py/reconfig.py"
+NAPI = "tools/testing/selftests/drivers/net/hw/napi_contract.py"
 
 
 def new_file_from_patch(patch, path):
@@ -43,33 +45,26 @@ def new_file_from_patch(patch, path):
     return "\n".join(out) + "\n"
 
 
-@pytest.fixture(scope="module", name="lan743x_lib")
-def fixture_lan743x_lib(tmp_path_factory):
-    """hw/lib/py/reconfig.py of the net-next patches, imports stubbed."""
-    # the patch that adds the selftests (its number moves with the series)
+@pytest.fixture(scope="module", name="napi_contract")
+def fixture_napi_contract(tmp_path_factory):
+    """hw/napi_contract.py of the net-next patches, lib.py stubbed."""
+    # the patch that adds it (its number moves with the series)
     patch = next(p for p in sorted((ROOT / "patches/net-next-2").glob("0*.patch"))
-                 if f"diff --git a/{LIB} " in p.read_text())
-    src = tmp_path_factory.mktemp("lib") / "reconfig.py"
-    src.write_text(new_file_from_patch(patch, LIB))
-    printed = []
-    stubs = {"net": None, "net.lib": None, "drivers": None,
-             "drivers.net": None}
-    net_py = types.ModuleType("net.lib.py")
-    net_py.KsftSkipEx = type("KsftSkipEx", (Exception,), {})
-    net_py.ksft_pr = lambda *a: printed.append(" ".join(map(str, a)))
-    for n in ("cmd", "defer", "ethtool", "ip", "ksft_eq", "ksft_true",
-              "rand_port", "wait_port_listen"):
-        setattr(net_py, n, None)
-    drv_py = types.ModuleType("drivers.net.lib.py")
-    drv_py.NetDrvEpEnv = type("NetDrvEpEnv", (), {})
-    saved = {k: sys.modules.get(k) for k in
-             list(stubs) + ["net.lib.py", "drivers.net.lib.py"]}
-    for k in stubs:
-        sys.modules[k] = types.ModuleType(k)
-    sys.modules["net.lib.py"] = net_py
-    sys.modules["drivers.net.lib.py"] = drv_py
+                 if f"diff --git a/{NAPI} " in p.read_text())
+    src = tmp_path_factory.mktemp("napi") / "napi_contract.py"
+    src.write_text(new_file_from_patch(patch, NAPI))
+    lib = types.ModuleType("lib")
+    lib_py = types.ModuleType("lib.py")
+    lib_py.KsftSkipEx = type("KsftSkipEx", (Exception,), {})
+    for n in ("NetDrvEpEnv", "cmd", "defer", "ip", "ksft_eq", "ksft_exit",
+              "ksft_ge", "ksft_pr", "ksft_run"):
+        setattr(lib_py, n, None)
+    lib_py.ksft_disruptive = lambda f: f
+    saved = {k: sys.modules.get(k) for k in ("lib", "lib.py")}
+    sys.modules["lib"] = lib
+    sys.modules["lib.py"] = lib_py
     try:
-        spec = importlib.util.spec_from_file_location("lan743x_lib", src)
+        spec = importlib.util.spec_from_file_location("napi_contract", src)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
     finally:
@@ -78,41 +73,59 @@ def fixture_lan743x_lib(tmp_path_factory):
                 sys.modules.pop(k, None)
             else:
                 sys.modules[k] = v
-    return mod, printed
+    return mod
 
 
-def run_of(ret, out):
-    """A finished command as the selftests' library returns it."""
-    return types.SimpleNamespace(ret=ret, stdout=out, stderr="")
+def trace_line(cpu, event, rest):
+    """A line of a tracefs trace."""
+    return (f"          <idle>-0       [{cpu:03d}] ..s1.  1.000000: "
+            f"{event}: {rest}")
 
 
-def test_iperf3_result_without_sum_is_a_failure_message(lan743x_lib):
-    """iperf3 JSON without a sum, or no JSON: no figures, a message why."""
-    mod, printed = lan743x_lib
-    printed.clear()
-    # what the UDP flood of irq_rearm printed with the broken module: an
-    # "end" without "sum" (and an error from iperf3)
-    j = {"start": {}, "intervals": [], "end": {"cpu_utilization_percent": {}},
-         "error": "unable to read from stream socket"}
-    assert mod.iperf3_result(run_of(0, json.dumps(j))) == (None, None, None)
-    assert printed and "no result" in printed[-1] and \
-        "unable to read" in printed[-1], printed
-    printed.clear()
-    assert mod.iperf3_result(run_of(0, "iperf3: error")) == \
-        (None, None, None)
-    assert printed and "no JSON" in printed[-1], printed
+def napi_poll(cpu, dev, work, budget=64):
+    """napi:napi_poll's line."""
+    return trace_line(cpu, "napi_poll", "napi poll on napi struct "
+                      f"00000000deadbeef for device {dev} work {work} "
+                      f"budget {budget}")
 
 
-def test_iperf3_result_reads_tcp_and_udp(lan743x_lib):
-    """The rate and retransmits of TCP, the rate of UDP."""
-    mod, _ = lan743x_lib
-    tcp = {"end": {"sum_received": {"bits_per_second": 9.4e8},
-                   "sum_sent": {"bits_per_second": 9.5e8, "retransmits": 3}}}
-    rate, retr, _ = mod.iperf3_result(run_of(0, json.dumps(tcp)))
-    assert (round(rate), retr) == (940, 3)
-    udp = {"end": {"sum": {"bits_per_second": 2.5e8, "lost_packets": 0}}}
-    rate, retr, _ = mod.iperf3_result(run_of(0, json.dumps(udp)))
-    assert (round(rate), retr) == (250, None)
+def gro(cpu, dev):
+    """net:napi_gro_receive_entry's line (abridged)."""
+    return trace_line(cpu, "napi_gro_receive_entry",
+                      f"dev={dev} napi_id=0x2001 queue_mapping=1 len=8980")
+
+
+def test_napi_polls_pairs_frames_with_their_poll(napi_contract):
+    """Frames delivered before a poll's event on its CPU are its frames;
+    other CPUs' and devices' frames are not; a poll counting buffers
+    shows more work than frames."""
+    text = "\n".join([
+        "# tracer: nop",
+        gro(0, "eth0"), gro(0, "eth0"), gro(1, "eth0"), gro(0, "eth1"),
+        # 2 jumbo frames of 3 buffers each, returned as 6: the bug
+        napi_poll(0, "eth0", 6),
+        napi_poll(1, "eth0", 1),
+        # a TX poll, nothing delivered
+        napi_poll(0, "eth0", 0),
+        gro(0, "eth00"),
+        napi_poll(0, "eth1", 1),
+    ])
+    polls = napi_contract.napi_polls(text, "eth0")
+    assert polls == [(0, 6, 64, 2), (1, 1, 64, 1), (0, 0, 64, 0)]
+    bad = [p for p in polls if p[1] < p[2] and p[1] != p[3]]
+    assert bad == [(0, 6, 64, 2)]
+
+
+def test_targets_are_those_of_the_tree(tmp_path):
+    """net-next's tree has no drivers/net/lan743x: make install builds
+    drivers/net/hw only; 6.12's has both."""
+    (tmp_path / "drivers/net/hw").mkdir(parents=True)
+    (tmp_path / "drivers/net/hw/Makefile").write_text("")
+    assert selftests.targets(tmp_path) == ["drivers/net/hw"]
+    (tmp_path / "drivers/net/lan743x").mkdir(parents=True)
+    (tmp_path / "drivers/net/lan743x/Makefile").write_text("")
+    assert selftests.targets(tmp_path) == ["drivers/net/hw",
+                                           "drivers/net/lan743x"]
 
 
 def test_expected_of_modes_not_run_are_dropped(tmp_path):

@@ -1,9 +1,9 @@
-"""lab/selftests/selftests.py: the kernel's lan743x kselftests in the VM, upstream and
+"""lab/selftests/selftests.py: the series' kselftests in the VM, upstream and
 series module, against the stack's expected results
 (lab/selftests/expected/<stack>.txt), once per stack on its base.
 
-On both bases the tests (drivers/net/lan743x and our drivers/net/hw
-ones) are installed with make install and run with run_kselftest.sh and
+On both bases the tests (our drivers/net/hw ones, and 6.12's
+drivers/net/lan743x) are installed with make install and run with run_kselftest.sh and
 a net.config, as kselftest CI and a board run them, with
 REMOTE_TYPE=netns for both modules and again with REMOTE_TYPE=ssh (an
 sshd in the peer's namespace) for the series' module (RUNNER in

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Run the kernel's lan743x kselftests in the VM, upstream vs series module.
+"""Run the series' kselftests in the VM, upstream vs series module.
 
 Boots the guest kernel once with the emulated LAN7430 (lab/vm/vm.sh) and runs
-tools/testing/selftests/drivers/net/lan743x against the upstream module
-(base) and the series' module (base + patches/) in turn
+the series' tests (its drivers/net/hw tests, HW_TESTS, on net-next; on
+6.12 also the backport's tools/testing/selftests/drivers/net/lan743x)
+against the upstream module (base) and the series' module (base +
+patches/) in turn
 (lab/guest/selftests.sh), the virtio-net peer in a network namespace as the
 remote end. The KTAP results are compared with
 lab/selftests/expected/<stack>.txt: any result other than the expected one
@@ -11,15 +13,16 @@ lab/selftests/expected/<stack>.txt: any result other than the expected one
 fails the run.
 
 On both bases the tests are installed the way kselftest CI and a board
-install them (make -C tools/testing/selftests TARGETS="drivers/net/hw
-drivers/net/lan743x" install INSTALL_PATH=..., which builds hw's and
-net/lib's C helpers and BPF objects with clang against the base's
-headers) and run with the install's run_kselftest.sh (-c
-drivers/net/lan743x and -t for each of our hw tests, HW_TESTS) and a
-net.config, with REMOTE_TYPE=netns; LAN743X_REMOTE_MODES="netns ssh" adds a pass with
-REMOTE_TYPE=ssh (an sshd in the peer's namespace; results named
-ssh.<test>, expected in the same file; see docs/selftests.md), for
-the modules in LAN743X_SSH_MODULES (default: series). The expected
+install them (make -C tools/testing/selftests TARGETS="drivers/net/hw"
+install INSTALL_PATH=..., plus drivers/net/lan743x where the stack has
+it, which builds hw's and net/lib's C helpers and BPF objects with clang
+against the base's headers) and run with the install's run_kselftest.sh
+(-t for each of our hw tests, HW_TESTS, and -c drivers/net/lan743x where
+it exists) and a net.config, with REMOTE_TYPE=netns;
+LAN743X_REMOTE_MODES="netns ssh" adds a pass with REMOTE_TYPE=ssh (an
+sshd in the peer's namespace; results named ssh.<test>, expected in the
+same file; see docs/selftests.md), for the modules in
+LAN743X_SSH_MODULES (default: series). The expected
 results of a mode that does not run (for a module) are not asked for.
 LAN743X_RUNNER=direct runs each test file directly instead.
 
@@ -38,7 +41,7 @@ that make install builds for drivers/net/hw and net/lib are not
 cross-built (libbpf and ynl's C library would need armhf libelf and zlib,
 which a Debian 12 host cannot install beside its own without adding a
 dpkg architecture), so they are left out of the ARM install, listed in
-results (not-for-arm.txt). The lan743x tests and our hw tests use none of
+results (not-for-arm.txt). Our hw tests (and 6.12's lan743x ones) use none of
 them. Results are compared with lab/selftests/expected/net-next-2.txt, with
 the differences of the ARM guest (each with its reason) in
 lab/selftests/expected/net-next-2-armv7.txt, which overrides lines of the
@@ -92,12 +95,18 @@ TREE_PATHS = ["tools/testing/selftests",
 TESTDIR = "tools/testing/selftests/drivers/net/lan743x"
 CACHE = Path(os.environ.get("LAN743X_LAB_CACHE",
                             Path.home() / ".cache/lan743x-lab"))
-# What make install builds and installs (net/lib comes with them)
+# What make install builds and installs (net/lib comes with them); the
+# lan743x directory only where the stack has one (the 6.12 backport)
 TARGETS = ["drivers/net/hw", "drivers/net/lan743x"]
 # Our generic tests in drivers/net/hw (run_kselftest.sh -t each: no other
-# hw test runs); their results are named <file>.<case> as the lan743x
-# tests' are.
-HW_TESTS = "reconfig_traffic.py reconfig_alloc_fail.py"
+# hw test runs), those of them the stack has; their results are named
+# <file>.<case>.
+HW_TESTS = "reconfig_traffic.py reconfig_alloc_fail.py napi_contract.py"
+
+
+def targets(ksft):
+    """The TARGETS the selftests tree KSFT has."""
+    return [t for t in TARGETS if (ksft / t / "Makefile").exists()]
 # The kernel's own generic driver tests (written upstream, not by us) run
 # after ours against each module, per base: relative to drivers/net.
 GENERIC = {
@@ -105,7 +114,7 @@ GENERIC = {
     "7.3": "ping.py stats.py queues.py hw/pp_alloc_fail.py napi_id.py "
            "ring_reconfig.py hw/irq.py hw/tso.py",
 }
-# How the lan743x tests run, per base: "kselftest" (make install and
+# How the series' tests run, per base: "kselftest" (make install and
 # run_kselftest.sh) or "direct" (each file run by itself, netns only); the
 # remote modes (netns: the peer in a network namespace; ssh: the same
 # tests again through an sshd in that namespace, REMOTE_TYPE=ssh); the
@@ -178,9 +187,12 @@ def prepare_tests(dest, tree=None):
             if r.returncode:
                 die(f"{p.name} does not apply to the extracted selftests: "
                     f"{r.stderr.strip()}")
-    if not (dest / TESTDIR / "Makefile").exists():
-        die(f"no {TESTDIR} in base + patches/ (is the kselftest patch in "
-            "the series?); use --tree to take the tests from a kernel tree")
+    hw = dest / "tools/testing/selftests/drivers/net/hw"
+    if not (dest / TESTDIR / "Makefile").exists() and \
+            not any((hw / f).exists() for f in HW_TESTS.split()):
+        die(f"neither {TESTDIR} nor any of {HW_TESTS} in base + patches/ "
+            "(are the kselftest patches in the series?); use --tree to take "
+            "the tests from a kernel tree")
     return dest / "tools/testing/selftests"
 
 
@@ -263,14 +275,15 @@ def install_tests(ksft, dest):
         # two stacks on one base share the build tree: one at a time
         fcntl.flock(lock, fcntl.LOCK_EX)
         bt = build_tree(ksft)
+        tg = targets(bt)
         t = time.time()
         p = subprocess.run(["make", "-s", "-C", str(bt),
-                            "TARGETS=" + " ".join(TARGETS), "install",
+                            "TARGETS=" + " ".join(tg), "install",
                             f"INSTALL_PATH={dest}"], text=True,
                            capture_output=True, check=False)
     (dest.parent / "make-install.log").write_text(p.stdout + p.stderr)
     progress(f"make install: rc {p.returncode}, {time.time() - t:.0f} s")
-    missing = [d for d in TARGETS + ["net/lib/py"]
+    missing = [d for d in tg + ["net/lib/py"]
                if not (dest / d).is_dir()]
     missing += [f"drivers/net/hw/{f}" for f in HW_TESTS.split()
                 if (bt / "drivers/net/hw" / f).exists()
@@ -682,7 +695,7 @@ def main():
     install = None
     if runner == "kselftest":
         progress("make install of the selftests (TARGETS="
-                 f"{' '.join(TARGETS)})")
+                 f"{' '.join(targets(ksft))})")
         install = install_tests(ksft, out / "install")
 
     # the guest may only write to the results dir: the modules go there too
