@@ -303,6 +303,7 @@ struct Lan7430State {
     uint32_t async_us[L7A_KINDS]; /* duration of each kind of operation */
     uint32_t desc_check;         /* out-of-range tails raise DMAC errors */
     uint32_t rx_wb_batch;        /* honour RX_CFG_A write-back batching */
+    uint32_t stat_preset;        /* stat-preset: last value written */
     uint32_t quirk[L7Q_NUM];     /* quirk-*: every Nth frame, 0 = off */
     uint32_t quirk_seen[L7Q_NUM];
     uint32_t tx_wb_batch;        /* honour TX_CFG_A head write-back batching */

@@ -274,6 +274,16 @@ typedef struct L7PropU32 {
     const char *desc;
 } L7PropU32;
 
+/* stat-preset: every statistics counter takes the value written */
+static void l7_stat_preset_changed(Lan7430State *s)
+{
+    hwaddr off;
+
+    for (off = L7_STAT_FIRST; off <= L7_STAT_LAST; off += 4) {
+        s->regs[off >> 2] = s->stat_preset;
+    }
+}
+
 static const L7PropU32 l7_u32_props[] = {
     { "rate", offsetof(Lan7430State, rate_mbps), 1000, l7_rate_changed,
       "wire rate in Mbit/s (per-frame preamble, IFG and FCS included), "
@@ -326,6 +336,11 @@ static const L7PropU32 l7_u32_props[] = {
       "write-backs pending when a DMA stop completes: 0 = written at the "
       "stop (flushed), 1 = written after it, at the write-back timer (late)"
       },
+    { "stat-preset", offsetof(Lan7430State, stat_preset), 0,
+      l7_stat_preset_changed, "write V: every statistics counter (STAT_*, "
+      "32 bits, wrapping) reads V and counts on from there, e.g. a value "
+      "near 2^32 to make the counters wrap soon; reads the last value "
+      "written (the device's reset value 0 is not written at realize)" },
     { "quirk-extra-buffer", offsetof(Lan7430State, quirk[L7Q_EXTRA_BUFFER]),
       0, NULL, "every Nth RX frame (0 = off) takes one more descriptor "
       "than its data needs: the last one holds no data and carries LS and "

@@ -41,6 +41,7 @@
 #define DMAC_TX_ERR_STS(c)  (0xD60 + ((c) << 6))
 #define STAT_RX_DROPPED     0x1218
 #define STAT_TX_PAUSE       0x12B8
+#define STAT_TX_TOTAL       0x12D8
 #define MAC_RX              0x104
 #define MAC_TX              0x108
 #define MAC_RX_ADDRH        0x118
@@ -1248,6 +1249,29 @@ static void test_counters_tx(void)
     g_assert_cmpint(cnt(&c, "dma_desc_read_bytes"), ==, 32);
     g_assert_cmpint(cnt(&c, "dma_desc_write_bytes"), ==, 4);
     g_assert_cmpint(cnt_mmio(&c, "TX_TAIL0", "w"), ==, 1);
+    ctx_fini(&c);
+}
+
+/* stat-preset: every statistics counter takes the value, then wraps */
+static void test_stat_preset(void)
+{
+    Ctx c;
+    TxRing t;
+
+    ctx_init(&c, false);
+    setup_tx(&c, &t);
+    prop_set(&c, "stat-preset", 0xFFFFFFFFu);
+    g_assert_cmpint(prop_get(&c, "stat-preset"), ==, 0xFFFFFFFFu);
+    g_assert_cmphex(rd(&c, STAT_RX_DROPPED), ==, 0xFFFFFFFFu);
+    g_assert_cmphex(rd(&c, STAT_TX_TOTAL), ==, 0xFFFFFFFFu);
+    tx_desc(&c, &t, 0, 100, (1u << 26) | (1u << 20));   /* IOC, TPE */
+    wr(&c, TX_TAIL(0), 1);
+    g_assert_true(wait_hwb(&c, t.hwb, 1));
+    drain_sock(&c, 1);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 1);
+    /* one frame: the 32-bit counter wrapped to 0, the others kept */
+    g_assert_cmphex(rd(&c, STAT_TX_TOTAL), ==, 0);
+    g_assert_cmphex(rd(&c, STAT_RX_DROPPED), ==, 0xFFFFFFFFu);
     ctx_fini(&c);
 }
 
@@ -3007,6 +3031,7 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/rx-fifo-hold", test_rx_fifo_hold);
     qtest_add_func("lan7430/counters-rx-csum", test_counters_rx_csum);
     qtest_add_func("lan7430/counters-tx", test_counters_tx);
+    qtest_add_func("lan7430/stat-preset", test_stat_preset);
     qtest_add_func("lan7430/counters-irq-moderated",
                    test_counters_irq_moderated);
     qtest_add_func("lan7430/irq-mod-abs-batch", test_irq_mod_abs_batch);

@@ -1,0 +1,226 @@
+"""Statistics across hardware counter wraps and TX ring changes, and the
+full reset after a live change that leaves an RX channel stopped: the
+series' lan743x module (base + patches/, `lab/kernel/kbuild.sh module
+guest series`) of the net-next stack on the LAN7430 model, one VM boot,
+the checks in file order:
+
+* test_hw_counters_never_decrease: the model's stat-preset sets every
+  MAC statistics counter (32 bits, wrapping) 20 below 2^32; then the
+  peer sends 40 multicast frames to the DUT, which wrap the RX multicast
+  counter, and the DUT sends 10 multicast frames. No field of the
+  interface statistics (/sys/class/net/D/statistics) may decrease, and
+  `multicast` moves by exactly the 40 received (rtnl's multicast counts
+  received frames only).
+* test_tx_ring_change_counts_queued_frames: with the wire slowed to
+  1 Mbit/s, the DUT sends FRAMES UDP frames and `ethtool -G tx 256`
+  replaces the TX rings while frames wait in them; frames that never
+  reach the wire are freed with the old ring. Every frame the stack
+  handed to the driver (FRAMES less the qdisc's drops) must be counted
+  once, in tx_packets or in tx_dropped.
+* test_double_restart_failure_resets: the model's rx-swr-head fault makes
+  channel 0's reset fail twice during `ip link set mtu 1500` (from 9000):
+  on the new ring, then on the old one. The change must fail with the MTU
+  unchanged, the carrier must be reported down (carrier_down_count), and
+  the interface must come back by itself: the carrier up and 64 UDP flows
+  from the peer, all to channel 0 in the model, delivered (IpInReceives).
+
+Neighbours are static and IPv6 is off on both ends, so the DUT receives
+and sends only what the checks send.
+"""
+import re
+import sys
+import time
+
+import pytest
+from conftest import ROOT, lab_built, lab_vm, stack_env, vm_inputs
+
+sys.path.insert(0, str(ROOT / "emulator/tests"))
+from vmrpc import DUT_IP, PEER_IP
+
+STACK = "net-next"
+PRESET = 2**32 - 20     # the MAC counters' value before the traffic
+MC_RX, MC_TX = 40, 10   # multicast frames received and sent by the DUT
+FRAMES = 300            # UDP frames sent across the TX ring change
+FLOWS = 64
+STATS = ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "rx_errors",
+         "tx_errors", "rx_dropped", "tx_dropped", "multicast", "collisions",
+         "rx_length_errors")
+BAD_DMESG = re.compile(r"WARNING|BUG|DMA-API|Call Trace|refcount_t|"
+                       r"general protection|use-after-free", re.IGNORECASE)
+# how long a check waits for what a correct driver does at once (the wait
+# ends as soon as it is done): only a driver with the bug waits it out
+SETTLE_S = 90
+
+# multicast UDP to 224.0.0.1 (joined by every IPv4 host) from ADDR's
+# interface, no multicast route needed
+SEND_MC = ("import socket; s = socket.socket(2, 2); "
+           "s.setsockopt(0, 32, socket.inet_aton('{addr}')); "
+           "[s.sendto(b'm' * 64, ('224.0.0.1', 9)) for _ in range({n})]")
+SEND_SLOW = ("import socket; s = socket.socket(2, 2); "
+             f"[s.sendto(b't' * 1000, ('{PEER_IP}', 9)) "
+             f"for _ in range({FRAMES})]")
+SEND_FLOWS = ("import socket\n"
+              f"for i in range({FLOWS}):\n"
+              "    s = socket.socket(2, 2); s.bind(('', 40000 + i))\n"
+              f"    s.sendto(b'y' * 32, ('{DUT_IP}', 9999 + i)); s.close()\n")
+
+
+@pytest.fixture(scope="module", name="vm")
+def fixture_vm():
+    """A booted VM with the net-next series' module, the network up and
+    the neighbours pinned."""
+    qemu, obj = vm_inputs(STACK)
+    ko = lab_built(f"the {STACK} series' lan743x module",
+                   ["bash", "lab/kernel/kbuild.sh", "module", "guest",
+                    "series"], env=stack_env(STACK))
+    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
+                mods=f"{obj}/mods", ko=ko) as v:
+        v.load_mark = v.mark()
+        v.setup_net()
+        v.pin_neighbours()
+        yield v
+
+
+def gsh(vm, cmd, timeout=120):
+    """vm.sh() of CMD with the interface names (D, P) set."""
+    return vm.sh(". /tmp/l7.env\n" + cmd, timeout=timeout)
+
+
+def sysstats(vm, names=STATS, where="statistics/"):
+    """The DUT's interface attributes NAMES (sysfs, under WHERE)."""
+    _rc, out = gsh(vm, f"cd /sys/class/net/$D/{where} && for f in "
+                   f"{' '.join(names)}; do echo $f $(cat $f); done")
+    return {ln.split()[0]: int(ln.split()[1]) for ln in out.splitlines()
+            if len(ln.split()) == 2}
+
+
+def nstat(vm, name):
+    """The guest's SNMP counter NAME (nstat)."""
+    _rc, out = vm.sh(f"nstat -saz {name} | awk '$1 == \"{name}\" {{print $2}}'")
+    return int(out.strip() or 0)
+
+
+def qdisc_drops(vm):
+    """Packets the DUT's qdiscs dropped (tc -s)."""
+    _rc, out = gsh(vm, "tc -s qdisc show dev $D")
+    return sum(int(x) for x in re.findall(r"dropped (\d+)", out))
+
+
+def settle(done, limit=SETTLE_S):
+    """Wait until done() holds, LIMIT s at most; returns its last value."""
+    t0 = time.monotonic()
+    while not done() and time.monotonic() - t0 < limit:
+        time.sleep(0.5)
+    return done()
+
+
+def test_hw_counters_never_decrease(vm):
+    """A wrap of the MAC counters moves no rtnl field backwards."""
+    vm.dut.set("stat-preset", PRESET)
+    a = sysstats(vm)
+    m = vm.dut.counters()
+    rc, out = vm.sh("ip netns exec peer python3 -c \""
+                    + SEND_MC.format(addr=PEER_IP, n=MC_RX) + "\"")
+    assert rc == 0, out
+    rc, out = vm.sh("python3 -c \"" + SEND_MC.format(addr=DUT_IP, n=MC_TX)
+                    + "\"")
+    assert rc == 0, out
+    settle(lambda: vm.dut.counters()["rx_frames"] >= m["rx_frames"] + MC_RX
+           and vm.dut.counters()["tx_frames"] >= m["tx_frames"] + MC_TX)
+    n = vm.dut.counters()
+    b = sysstats(vm)
+    rx, tx = n["rx_frames"] - m["rx_frames"], n["tx_frames"] - m["tx_frames"]
+    back = {k: (a[k], b[k]) for k in STATS if b[k] < a[k]}
+    info = (f"MAC counters preset to {PRESET}; the model received {rx} and "
+            f"sent {tx} frames (multicast {MC_RX} and {MC_TX}); multicast "
+            f"{a['multicast']} -> {b['multicast']}; fields that decreased: "
+            f"{back or 'none'}")
+    print(info)
+    assert rx == MC_RX and tx == MC_TX, info
+    assert not back, info
+    assert b["multicast"] - a["multicast"] == MC_RX, info
+
+
+def test_tx_ring_change_counts_queued_frames(vm):
+    """Frames freed with the old TX rings are counted in tx_dropped."""
+    a = sysstats(vm, ("tx_packets", "tx_dropped"))
+    m = vm.dut.counters()["tx_frames"]
+    q = qdisc_drops(vm)
+    vm.dut.rate(1)
+    try:
+        # the sender runs while the rings are replaced
+        rc, out = gsh(vm, f"python3 -c \"{SEND_SLOW}\" & sleep 1; "
+                      "ethtool -G $D tx 256; echo \"ethtool rc $?\"; wait",
+                      timeout=240)
+        handed = FRAMES - (qdisc_drops(vm) - q)
+
+        def counted():
+            b = sysstats(vm, ("tx_packets", "tx_dropped"))
+            return (b["tx_packets"] - a["tx_packets"] +
+                    b["tx_dropped"] - a["tx_dropped"])
+        settle(lambda: counted() >= handed)
+    finally:
+        vm.dut.rate(1000)
+    b = sysstats(vm, ("tx_packets", "tx_dropped"))
+    sent = vm.dut.counters()["tx_frames"] - m
+    pkts = b["tx_packets"] - a["tx_packets"]
+    dropped = b["tx_dropped"] - a["tx_dropped"]
+    info = (f"{FRAMES} frames sent at 1 Mbit/s across ethtool -G tx 256 "
+            f"({out.strip()}): {handed} handed to the driver (qdisc drops "
+            f"{FRAMES - handed}), {sent} on the wire; the driver counted "
+            f"tx_packets {pkts} + tx_dropped {dropped} = {pkts + dropped}")
+    print(info)
+    assert rc == 0 and "ethtool rc 0" in out, info
+    # frames were waiting in the rings when they were replaced
+    assert sent < handed, "no frame was freed with the old rings: " + info
+    assert pkts + dropped == handed, info
+
+
+def test_double_restart_failure_resets(vm):
+    """A channel that restarts on neither ring: carrier off, then a reset
+    brings the interface back with the old MTU."""
+    rc, out = gsh(vm, "ip link set $D mtu 9000")
+    assert rc == 0, out
+    tag = vm.mark()
+    c = sysstats(vm, ("carrier_down_count", "carrier_changes"), where="")
+    vm.dut.fault("rx-swr-head", count=2)
+    rc, out = gsh(vm, "ip link set $D mtu 1500")
+    fired = vm.dut.fired("rx-swr-head")
+    vm.dut.clear()
+    _r, mtu = gsh(vm, "cat /sys/class/net/$D/mtu")
+
+    def back_up():
+        d = sysstats(vm, ("carrier_down_count", "carrier"), where="")
+        return (d["carrier_down_count"] > c["carrier_down_count"] and
+                d["carrier"] == 1)
+    settle(back_up)
+    d = sysstats(vm, ("carrier_down_count", "carrier_changes", "carrier"),
+                 where="")
+    a = vm.dut.counters()["rx_frames_per_channel"]
+    a_in = nstat(vm, "IpInReceives")
+    r, o = vm.sh(f"ip netns exec peer python3 -c \"{SEND_FLOWS}\"")
+    assert r == 0, o
+    settle(lambda: nstat(vm, "IpInReceives") - a_in >= FLOWS, limit=60)
+    b = vm.dut.counters()["rx_frames_per_channel"]
+    delivered = nstat(vm, "IpInReceives") - a_in
+    per_ch = [y - x for x, y in zip(a, b)]
+    log = vm.dmesg_since(tag)
+    driver = [ln for ln in log if "restart" in ln or "reset" in ln]
+    bad = [ln for ln in log if BAD_DMESG.search(ln)]
+    info = (f"mtu 9000 -> 1500 with channel 0's reset failing twice (fired "
+            f"{fired}): rc {rc} ({out.strip()}), MTU now {mtu.strip()}; "
+            f"carrier down count {c['carrier_down_count']} -> "
+            f"{d['carrier_down_count']}, carrier {d['carrier']}; then "
+            f"{FLOWS} UDP flows: model frames per channel {per_ch}, "
+            f"delivered {delivered}; driver: {driver[-4:]}; kernel log "
+            f"problems: {bad[:4] or 'none'}")
+    print(info)
+    assert fired == 2, info
+    assert rc != 0, "the change did not fail: " + info
+    assert mtu.strip() == "9000", info
+    assert not bad, info
+    # the carrier was reported down, and is up again
+    assert d["carrier_down_count"] > c["carrier_down_count"], info
+    assert d["carrier"] == 1, info
+    # channel 0 takes frames again, none is lost
+    assert per_ch[0] > 0 and delivered == FLOWS, info
