@@ -4,7 +4,7 @@ model: the same scenario runs with the v1 module and with the v2 (series)
 module, one VM boot per module, on the net-next stack's 7.3 guest kernel.
 
 v1 is the series as rebased onto 7.3 before the v2 rework
-(`STACK=net-next lab/kernel/kbuild.sh module guest v1`: patches/net and
+(`STACK=net-next-2 lab/kernel/kbuild.sh module guest v1`: patches/net and
 patches/net-next at lab.conf's V1_REV); v2 is `... module guest series`.
 Every check below must FAIL with v1 (the test asserts that the bug is
 seen, so a check that cannot see it fails the v1 case) and PASS with v2.

@@ -37,7 +37,7 @@ from conftest import ROOT, lab_built, lab_vm, stack_env, vm_inputs
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import DUT_IP, PEER_IP
 
-STACK = "net-next"
+STACK = "net-next-2"
 PRESET = 2**32 - 20     # the MAC counters' value before the traffic
 MC_RX, MC_TX = 40, 10   # multicast frames received and sent by the DUT
 FRAMES = 300            # UDP frames sent across the TX ring change

@@ -4,6 +4,8 @@
 #   kbuild.sh srctree            print the cached base source tree (create it)
 #   kbuild.sh srcrepo            the same, without waiting for a running build
 #   kbuild.sh objdir VARIANT     print the O= directory of VARIANT
+#   kbuild.sh core VARIANT       print the patches whose core parts (below)
+#                                VARIANT's kernel carries, one a line
 #   kbuild.sh prepare VARIANT    configure + modules_prepare (for module builds)
 #   kbuild.sh kernel VARIANT     full build: bzImage + modules (VM kernels)
 #   kbuild.sh module VARIANT REV build lan743x.ko of source revision REV
@@ -22,6 +24,13 @@
 # The base is the STACK's (lab.conf), or LAB_BASE's when set.
 # Each O= directory is keyed by the base version, its config fragments, the
 # compiler and this script, so a change to any of them builds a fresh one.
+# A stack's patches that change the kernel itself (any file outside the
+# driver's directory, Documentation/, MAINTAINERS and tools/testing/, such
+# as a core helper the 6.12 backport takes from mainline) are part of the
+# kernels of that stack: the variants that build a kernel build it from the
+# base plus those changes, and their O= directory is keyed by them too. A
+# stack without such changes (the 7.3 ones) builds the base alone, under
+# the same key as before.
 # The x86_64 variants start from allnoconfig + virtme-ng's requirements +
 # kconfig/vm-min.config: a VM kernel with nothing it does not use.
 . "$(dirname "$0")/../common.sh"
@@ -88,8 +97,64 @@ archargs() {
 	esac
 }
 
+# core_part PATCH: the parts of PATCH (git format-patch) that change the
+# kernel image: its diffs of files outside the driver's directory,
+# Documentation/, MAINTAINERS and tools/testing/
+core_part() {
+	awk '/^diff --git / {
+		keep = ($3 !~ /^a\/(drivers\/net\/ethernet\/microchip\/|Documentation\/|MAINTAINERS$|tools\/testing\/)/)
+	}
+	/^-- $/ { keep = 0 }
+	keep' "$1"
+}
+
+# core_patches: the patches of STACK's chain (full_series) with a core
+# part, for a variant that builds a kernel (armv7-imx only prepares module
+# builds); none when LAB_BASE is not STACK's base
+core_patches() {
+	local p
+	[ "$1" != armv7-imx ] || return 0
+	[ "$(conf_get STACK "$STACK" BASE)" = "$LAB_BASE" ] || return 0
+	for p in $(full_series); do
+		[ -z "$(core_part "$p")" ] || echo "$p"
+	done
+}
+
+# core_key VARIANT: a hash of the core parts VARIANT's kernel carries
+# (empty without any)
+core_key() {
+	local p ps
+	ps=$(core_patches "$1")
+	[ -n "$ps" ] || return 0
+	for p in $ps; do core_part "$p"; done | sha256sum | cut -c1-16
+}
+
+# kernel_rev VARIANT SRC: the commit of SRC that VARIANT's kernel is built
+# from: 'base', or base + the core parts of the stack's patches in one
+# commit, tagged lab-kernel-<core_key> (made once per set of core parts)
+kernel_rev() {
+	local variant=$1 src=$2 key tag p
+	key=$(core_key "$variant")
+	[ -n "$key" ] || { echo base; return; }
+	tag=lab-kernel-$key
+	if ! git -C "$src" rev-parse -q --verify "$tag" >/dev/null; then
+		git -C "$src" am --abort >/dev/null 2>&1 || true
+		git -C "$src" checkout -q -f base
+		for p in $(core_patches "$variant"); do
+			core_part "$p" | git -C "$src" apply --index - ||
+				die "the core part of $(basename "$p") does not apply to the $BASE_PKG base"
+		done
+		GIT_AUTHOR_DATE=2025-01-01T00:00:00Z \
+		GIT_COMMITTER_DATE=2025-01-01T00:00:00Z \
+			git -C "$src" commit -q --no-verify \
+			-m "lab: the core parts of the $STACK patches ($key)"
+		git -C "$src" tag "$tag"
+	fi
+	echo "$tag"
+}
+
 objdir() {
-	local variant=$1 key f cc
+	local variant=$1 key f cc core
 	cc=gcc
 	! is_arm "$variant" || cc=arm-linux-gnueabihf-gcc
 	need "$cc"
@@ -99,6 +164,10 @@ objdir() {
 		"$cc" --version | head -1
 		is_arm "$variant" || pip show virtme-ng 2>/dev/null | grep ^Version
 		echo "layout 2"  # bump when this script changes how trees are built
+		# only a kernel with core changes adds a line: the key of a base
+		# alone stays what it was
+		core=$(core_key "$variant")
+		[ -z "$core" ] || echo "core $core"
 	} | sha256sum | cut -c1-16)
 	echo "$CACHE/obj/$variant-$key"
 }
@@ -188,17 +257,19 @@ prepare() {
 }
 
 kernel() {
-	local variant=$1 src obj image=bzImage
+	local variant=$1 src obj rev image=bzImage
 	[ "$variant" != armv7-imx ] || die "the armv7-imx variant is for module builds only"
 	! is_arm "$variant" || image=zImage
-	obj=$(prepare "$variant")
 	src=$(srcfor "$variant")
+	rev=$(kernel_rev "$variant" "$src")
+	obj=$(prepare "$variant")
 	if [ -e "$obj/.lab-built" ]; then
 		modules_install "$variant" "$src" "$obj"
 		echo "$obj"
 		return
 	fi
-	git -C "$src" checkout -q -f base
+	git -C "$src" checkout -q -f "$rev"
+	[ "$rev" = base ] || progress "$variant kernel: base + the core parts of the $STACK patches ($rev)"
 	progress "building the $variant kernel (~15 min cold on 2 cores; ccache helps)"
 	kmake "$variant" "$src" "$obj" -j"$JOBS" "$image" modules
 	touch "$obj/.lab-built"
@@ -287,7 +358,7 @@ v1_series() {
 
 main() {
 cmd=${1:-}
-[ -n "$cmd" ] || die "usage: kbuild.sh srctree|objdir|prepare|kernel|module ..."
+[ -n "$cmd" ] || die "usage: kbuild.sh srctree|objdir|core|prepare|kernel|module ..."
 shift
 case "$cmd" in
 srctree) with_src_lock; srctree ;;
@@ -302,6 +373,7 @@ srcrepo)
 	fi
 	;;
 objdir) objdir "$@" ;;
+core) fragments "${1:-}" >/dev/null; core_patches "$1" ;;
 prepare) with_src_lock "${1:-}"; prepare "$@" ;;
 kernel) with_src_lock "${1:-}"; kernel "$@" ;;
 module) with_src_lock "${1:-}"; module "$@" ;;
