@@ -64,7 +64,7 @@ import pytest
 from conftest import ROOT, lab_built, lab_vm, stack_env, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
-from vmrpc import DUT_IP, PEER_IP
+from vmrpc import DUT_IP, PEER_IP, send_flows
 
 STACK = "net-next-2"
 FLAVOURS = {"v1": "v1", "v2": "series"}     # flavour -> kbuild.sh revision
@@ -113,10 +113,7 @@ print(json.dumps(out, default=str))
 SEND_BURST = ("import socket; s = socket.socket(2, 2); "
               f"[s.sendto(b'x' * 64, ('{DUT_IP}', 9999)) "
               f"for _ in range({BURST})]")
-SEND_FLOWS = ("import socket\n"
-              f"for i in range({FLOWS}):\n"
-              "    s = socket.socket(2, 2); s.bind(('', 40000 + i))\n"
-              f"    s.sendto(b'y' * 32, ('{DUT_IP}', 9999 + i)); s.close()\n")
+SEND_FLOWS = send_flows(FLOWS)
 
 
 @pytest.fixture(scope="module", params=list(FLAVOURS), name="flavour")

@@ -35,7 +35,7 @@ import pytest
 from conftest import ROOT, lab_built, lab_vm, stack_env, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
-from vmrpc import DUT_IP, PEER_IP
+from vmrpc import DUT_IP, PEER_IP, send_flows
 
 STACK = "net-next-2"
 PRESET = 2**32 - 20     # the MAC counters' value before the traffic
@@ -59,10 +59,7 @@ SEND_MC = ("import socket; s = socket.socket(2, 2); "
 SEND_SLOW = ("import socket; s = socket.socket(2, 2); "
              f"[s.sendto(b't' * 1000, ('{PEER_IP}', 9)) "
              f"for _ in range({FRAMES})]")
-SEND_FLOWS = ("import socket\n"
-              f"for i in range({FLOWS}):\n"
-              "    s = socket.socket(2, 2); s.bind(('', 40000 + i))\n"
-              f"    s.sendto(b'y' * 32, ('{DUT_IP}', 9999 + i)); s.close()\n")
+SEND_FLOWS = send_flows(FLOWS)
 
 
 @pytest.fixture(scope="module", name="vm")

@@ -418,3 +418,12 @@ ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "
             return nbytes * 8 / dur / 1e6
         except (ValueError, KeyError, ZeroDivisionError) as e:
             raise VMError(f"iperf3 failed: {e}\n{out[-2000:]}") from e
+
+
+def send_flows(n):
+    """Python for the peer: one 32-byte UDP datagram from each of N source
+    ports to the DUT, so that RSS sees N flows."""
+    return ("import socket\n"
+            f"for i in range({n}):\n"
+            "    s = socket.socket(2, 2); s.bind(('', 40000 + i))\n"
+            f"    s.sendto(b'y' * 32, ('{DUT_IP}', 9999 + i)); s.close()\n")
