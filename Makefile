@@ -99,7 +99,7 @@ ifeq ($(ARCH),armv7)
 	  src=$$(bash lab/kernel/kbuild.sh srcrepo) && \
 	  ARCH=armv7 QEMU=$$qemu KERNEL=$$obj \
 	  DUT_OPTS=",fault-drop-ls-every=$${SOAK_DROP_LS_EVERY:-16}" \
-	  LAN743X_KO=/ko/series/lan743x.ko LAN743X_SOAK_PENDING=1 LAN743X_SOAK_PROGRESS=10 \
+	  LAN743X_KO=/ko/series/lan743x.ko LAN743X_SOAK_PENDING=1 LAN743X_SOAK_PROGRESS=$${SOAK_PROGRESS:-10} \
 	  LAN743X_SOAK_CHANGES=$${SOAK_CHANGES:-1000} VM_TIMEOUT=$${SOAK_TIMEOUT:-43200} \
 	  LAN743X_YNL=/ksrc/tools/net/ynl \
 	  bash lab/vm/vm.sh --ko "series=$$ko" --dir "$$src/tools/net/ynl=/ksrc/tools/net/ynl" \

@@ -18,12 +18,15 @@
 #                      DUT_OPTS; make soak ARCH=armv7), so every Nth frame
 #                      it writes has no LS and stays half-assembled in the
 #                      driver until the next frame. Before each change the
-#                      traffic is paused (SIGSTOP to iperf3 on both ends),
-#                      and the peer sends single UDP frames until one is not
-#                      received (rx_packets): that one is pending when
-#                      the change stops the channels, whose drain counts it
-#                      lost (rx_dropped). Counted: the changes made with a
-#                      frame pending, and those whose rx_dropped rose.
+#                      traffic is paused (SIGSTOP to iperf3 on both ends,
+#                      and the peer's frames sent to an address nobody has,
+#                      since its kernel keeps retransmitting), and the peer
+#                      sends single UDP frames until one is not received
+#                      (rx_packets): that one is pending when the change
+#                      stops the channels, whose drain counts it lost
+#                      (rx_dropped). Each such frame must be counted lost
+#                      by its change, or have been delivered after all
+#                      (late, in a starved guest; then it was not pending).
 #
 # Prints "soak: PASS <what>" / "soak: FAIL <what>" lines and a summary;
 # exit status 0 only if every check passed.
@@ -49,6 +52,7 @@ IPERF_PIDS=
 PROGRESS=${LAN743X_SOAK_PROGRESS:-100}
 FAILS=0
 STOP=/tmp/soak.stop
+PAUSE=/tmp/soak.pause
 ok() { echo "soak: PASS $*"; }
 bad() { echo "soak: FAIL $*"; FAILS=$((FAILS + 1)); }
 
@@ -64,12 +68,17 @@ for p in json.load(sys.stdin):
         print(p["id"], p.get("inflight", 0), "detach-time" in p)' "$1"
 }
 
-# bidirectional TCP in 20 s runs until $STOP exists; one line per run
+# bidirectional TCP in 20 s runs until $STOP exists; one line per run.
+# No run starts while $PAUSE exists (make_pending stops the running
+# one); with frames made pending, a run spans paused changes, so its
+# guard against a hung iperf3 is longer.
 traffic() {
-	local n=0
+	local n=0 limit=80
+	[ "$PENDING" = 1 ] && limit=1800
 	while [ ! -e "$STOP" ]; do
+		while [ -e "$PAUSE" ] && [ ! -e "$STOP" ]; do sleep 0.2; done
 		n=$((n + 1))
-		timeout 80 iperf3 -c "$REMOTE_V4" -t 20 --bidir -P 2 -J \
+		timeout "$limit" iperf3 -c "$REMOTE_V4" -t 20 --bidir -P 2 -J \
 			>"/tmp/soak-iperf-$n.json" 2>&1
 		python3 -c '
 import json, sys
@@ -78,45 +87,127 @@ try:
     e = d.get("end", {})
     print("run", sys.argv[2], "error" if d.get("error") else "ok",
           int(e.get("sum_received", {}).get("bytes", 0) +
-              e.get("sum_received_bidir_reverse", {}).get("bytes", 0)))
+              e.get("sum_received_bidir_reverse", {}).get("bytes", 0)),
+          d.get("error", ""))
 except Exception as x:
     print("run", sys.argv[2], "error 0", x)' "/tmp/soak-iperf-$n.json" $n
 	done >/tmp/soak-traffic.log
 }
 
-# make_pending DUT: traffic paused, a frame half-assembled in the driver;
-# status 0 if one is (a UDP frame not received)
+# The peer's side of make_pending: one process in the peer's namespace for
+# the whole soak (a process started per frame costs seconds under TCG).
+# It reads the DUT's rx_packets through a descriptor opened before it
+# entered the namespace (fd 3; a sysfs attribute read at offset 0 is
+# rendered afresh). On "go": it points the peer's neighbour entry for the
+# DUT at an address nobody has, so that the peer's own frames (TCP of the
+# stopped iperf3 runs: its kernel still retransmits and acknowledges) no
+# longer reach the DUT (the model's address filter drops them) and cannot
+# complete or displace the pending frame; it waits for the link to go quiet
+# (rx_packets unchanged for 0.3 s, at most 6 s), then sends single UDP
+# frames, built whole and addressed to the DUT's MAC through a packet
+# socket, until one is not received within 0.5 s and still not after 0.5 s
+# more: that one is half-assembled in the driver. It answers "pending K
+# RX" (K frames sent, RX the rx_packets it saw) or "none". On "restore": the neighbour entry is removed
+# (the peer resolves the DUT again), answer "ok".
+PENDER='
+import os, socket, struct, subprocess, sys, time
+dev, dmac, dip, sip, tries = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((dev, 0))
+smac = open("/sys/class/net/%s/address" % dev).read().strip()
+def mac(m):
+    return bytes(int(x, 16) for x in m.split(":"))
+def csum(b):
+    t = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    t = (t >> 16) + (t & 0xffff)
+    t += t >> 16
+    return ~t & 0xffff
+def frame(n):
+    udp = struct.pack("!HHHH", 40000, 9, 8 + 4, 0) + struct.pack("!I", n)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), n & 0xffff, 0,
+                     64, 17, 0, socket.inet_aton(sip), socket.inet_aton(dip))
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    return mac(dmac) + mac(smac) + b"\x08\x00" + ip + udp
+def rx():
+    return int(os.pread(3, 64, 0))
+def moved(last, secs):
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        if rx() != last:
+            return True
+        time.sleep(0.02)
+    return False
+def neigh(*a):
+    subprocess.run(["ip", "neigh"] + list(a) + [dip, "dev", dev], check=False,
+                   stderr=subprocess.DEVNULL)
+n = 0
+for line in sys.stdin:
+    if line.strip() == "restore":
+        neigh("del")
+        print("ok", flush=True)
+        continue
+    neigh("replace", "lladdr", "02:00:00:00:00:fe", "nud", "permanent")
+    end = time.monotonic() + 6
+    while time.monotonic() < end and moved(rx(), 0.3):
+        pass
+    res = "none"
+    for k in range(1, tries + 1):
+        n += 1
+        last = rx()
+        s.send(frame(n))
+        if not moved(last, 0.5) and not moved(last, 0.5):
+            res = "pending %d %d" % (k, last)
+            break
+    print(res, flush=True)
+'
+PENDER_PID=
+PENDING_RX=
+
+# start_pender DUT: the sender above, on two FIFOs (fd 5 requests, 6 answers)
+start_pender() {
+	local dut=$1
+	rm -f /tmp/soak-req /tmp/soak-ans
+	mkfifo /tmp/soak-req /tmp/soak-ans
+	ip netns exec "$NS" python3 -u -c "$PENDER" "$PEER" \
+		"$(cat "/sys/class/net/$dut/address")" "$LOCAL_V4" "$REMOTE_V4" "$PENDING_MAX" \
+		3<"/sys/class/net/$dut/statistics/rx_packets" \
+		</tmp/soak-req >/tmp/soak-ans &
+	PENDER_PID=$!
+	exec 5>/tmp/soak-req 6</tmp/soak-ans
+}
+
+# make_pending: traffic paused, a frame half-assembled in the driver;
+# status 0 if one is (a UDP frame not received), with PENDING_RX the DUT's
+# rx_packets then
 make_pending() {
-	local dut=$1 k a b last
+	local ans
+	# no new run from now; one starting this instant gets a second
+	touch "$PAUSE"
+	sleep 1
 	IPERF_PIDS=$(pidof iperf3)
 	# shellcheck disable=SC2086
 	[ -z "$IPERF_PIDS" ] || kill -STOP $IPERF_PIDS
-	# quiet: no frame for 0.3 s (a stopped receiver still ACKs what is
-	# in flight)
-	for k in $(seq 1 20); do
-		a=$(cat "/sys/class/net/$dut/statistics/rx_packets")
-		sleep 0.3
-		b=$(cat "/sys/class/net/$dut/statistics/rx_packets")
-		[ "$a" = "$b" ] && break
-	done
-	for k in $(seq 1 "$PENDING_MAX"); do
-		last=$(cat "/sys/class/net/$dut/statistics/rx_packets")
-		ip netns exec "$NS" bash -c "echo p >/dev/udp/$LOCAL_V4/9" 2>/dev/null
-		sleep 0.1
-		[ "$(cat "/sys/class/net/$dut/statistics/rx_packets")" = "$last" ] && return 0
-	done
-	return 1
+	echo go >&5
+	read -r -t 300 ans <&6 || { log "pending: no answer from the sender"; return 1; }
+	[ "${ans%% *}" = pending ] || return 1
+	PENDING_RX=${ans##* }
 }
 
 resume_traffic() {
+	local ans
+	echo restore >&5
+	read -r -t 60 ans <&6 || log "pending: the sender did not restore the neighbour entry"
 	# shellcheck disable=SC2086
 	[ -z "$IPERF_PIDS" ] || kill -CONT $IPERF_PIDS 2>/dev/null
 	IPERF_PIDS=
+	rm -f "$PAUSE"
 }
 
 main() {
 	local dut ifindex i mtu rc t0 t1 nfail=0 rings r leaks pl
-	local pend=0 counted=0 d0 d1
+	local pend=0 counted=0 late=0 d0 d1 p0 p1 what
+	# where a change's time goes (ms): making the frame pending, the change
+	local ms_pend=0 ms_change=0 ta tb
 	mount -t debugfs none /sys/kernel/debug 2>/dev/null
 	dmesg -C
 	[ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
@@ -138,36 +229,57 @@ main() {
 
 	ip netns exec "$NS" iperf3 -s -D
 	sleep 1
-	rm -f "$STOP"
+	rm -f "$STOP" "$PAUSE"
 	traffic &
 	local tpid=$!
 	sleep 2
 
+	[ "$PENDING" = 1 ] && start_pender "$dut"
 	rings=("256 512" "64 64" "1024 1024" "128 128")
 	t0=$(date +%s)
 	for i in $(seq 1 "$CHANGES"); do
 		if [ "$PENDING" = 1 ]; then
-			make_pending "$dut" && pend=$((pend + 1))
+			p0=-1
+			ta=$(date +%s%3N)
+			make_pending "$dut" && pend=$((pend + 1)) && p0=$PENDING_RX
+			ms_pend=$((ms_pend + $(date +%s%3N) - ta))
 			d0=$(cat "/sys/class/net/$dut/statistics/rx_dropped")
 		fi
+		ta=$(date +%s%3N)
 		if [ $((i % 4)) = 0 ]; then
 			r=${rings[$(((i / 4) % 4))]}
+			what="ethtool -G rx ${r% *} tx ${r#* }"
 			ethtool -G "$dut" rx "${r% *}" tx "${r#* }" 2>/tmp/soak-err
 			rc=$?
 		else
-			mtu=$((i % 2 ? 1500 : 9000))
+			# the other MTU: setting the current one again would be
+			# no change at all (the core returns before the driver)
+			mtu=$(cat "/sys/class/net/$dut/mtu")
+			mtu=$((mtu == 9000 ? 1500 : 9000))
+			what="mtu $mtu"
 			ip link set dev "$dut" mtu "$mtu" 2>/tmp/soak-err
 			rc=$?
 		fi
+		tb=$(date +%s%3N)
+		ms_change=$((ms_change + tb - ta))
 		[ $rc = 0 ] || { nfail=$((nfail + 1)); log "change $i failed: $(cat /tmp/soak-err)"; }
 		if [ "$PENDING" = 1 ]; then
 			d1=$(cat "/sys/class/net/$dut/statistics/rx_dropped")
-			[ "$d1" -gt "$d0" ] && counted=$((counted + 1))
+			p1=$(cat "/sys/class/net/$dut/statistics/rx_packets")
+			if [ "$d1" -gt "$d0" ]; then
+				counted=$((counted + 1))
+			elif [ "$p0" != -1 ] && [ "$p1" -gt "$p0" ]; then
+				# delivered after all, only late (a starved guest):
+				# it was not pending when the channels stopped
+				late=$((late + 1))
+			elif [ "$p0" != -1 ]; then
+				log "change $i ($what): its pending frame neither delivered nor counted lost"
+			fi
 			resume_traffic
 		fi
 		if [ $((i % PROGRESS)) = 0 ]; then
-			log "$i changes, $(($(date +%s) - t0)) s"
-			[ "$PENDING" = 1 ] && echo "soak: progress: $i changes, $pend with a frame pending, $counted counted lost"
+			log "$i changes, $(($(date +%s) - t0)) s (making frames pending $((ms_pend / 1000)) s, the changes $((ms_change / 1000)) s)"
+			[ "$PENDING" = 1 ] && echo "soak: progress: $i changes, $pend with a frame pending, $counted counted lost, $late delivered late"
 			dmesg | grep -qE 'WARNING|BUG|KASAN|DMA-API|possible .*lock|stalled pool' &&
 				{ log "kernel complained, stopping early"; break; }
 		fi
@@ -177,9 +289,13 @@ main() {
 	[ $nfail = 0 ] && ok "$i changes in $((t1 - t0)) s, none failed" ||
 		bad "$nfail of $i changes failed"
 	if [ "$PENDING" = 1 ]; then
-		[ "$counted" -gt 0 ] &&
-			ok "pending: $pend of $i changes made with a frame pending, $counted counted it lost" ||
-			bad "pending: $pend of $i changes made with a frame pending, none counted it lost"
+		# each frame pending at a change is counted lost by it, or
+		# was delivered late (then it was not pending)
+		if [ "$counted" -gt 0 ] && [ $((counted + late)) = "$pend" ]; then
+			ok "pending: $pend of $i changes made with a frame pending, $counted counted it lost, $late delivered it late"
+		else
+			bad "pending: $pend of $i changes made with a frame pending, $counted counted it lost, $late delivered it late, $((pend - counted - late)) neither"
+		fi
 	fi
 
 	# the link still carries full-size frames at the final MTU
@@ -191,6 +307,10 @@ main() {
 		bad "no DF ping of $mtu bytes after the changes"
 	fi
 
+	if [ -n "$PENDER_PID" ]; then
+		exec 5>&- 6<&-
+		wait "$PENDER_PID"
+	fi
 	touch "$STOP"
 	wait "$tpid"
 	pkill iperf3
