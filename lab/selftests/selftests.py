@@ -112,7 +112,10 @@ def targets(ksft):
 GENERIC = {
     "6.12": "ping.py stats.py queues.py hw/pp_alloc_fail.py",
     "7.3": "ping.py stats.py queues.py hw/pp_alloc_fail.py napi_id.py "
-           "ring_reconfig.py hw/irq.py hw/tso.py",
+           "ring_reconfig.py hw/irq.py hw/tso.py "
+           # the standard statistics (eth-mac, eth-ctrl, pause, rmon),
+           # bash tests of the forwarding library, mausezahn traffic
+           "hw/ethtool_std_stats.sh hw/ethtool_rmon.sh",
 }
 # How the series' tests run, per base: "kselftest" (make install and
 # run_kselftest.sh) or "direct" (each file run by itself, netns only); the
