@@ -568,6 +568,12 @@ static int l7_rx_mac(Lan7430State *s, const uint8_t *buf, size_t size)
         trace_lan743x_rx_drop("oversize", size);
         return -1;
     }
+    /*
+     * The MAC's statistics count the frame now that the MAC has taken it:
+     * one the RX FIFO then cannot keep is also in STAT_RX_DROPPED_FRAMES
+     * (the datasheet does not say; the counters are the MAC's)
+     */
+    l7_stat_frame(s, true, f, flen);
     return l7_rss_channel(s, f, len);
 }
 
@@ -1114,7 +1120,6 @@ static void l7_rx_frame_done(Lan7430State *s, L7RxFrame *fr, size_t size)
     s->cnt.rx_frames++;
     s->cnt.rx_frames_ch[ch]++;
     s->cnt.rx_bytes += size;
-    l7_stat_frame(s, true, fr->f, fr->flen);
     trace_lan743x_rx_frame(ch, fr->flen, fr->nd, fr->idx);
     /* rx-irq-hold: from this frame on, no RX interrupt for a while; the
      * frames are written back as usual (status RXFRM still set) */
