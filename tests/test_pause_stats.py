@@ -20,13 +20,15 @@ check_pause only asks that the statistics exist.
   it drains). tx_pause_frames moves by exactly the model's count, which
   is not 0.
 
-Neighbours are static and IPv6 is off on both ends.
+Neighbours are static and IPv6 is off on both ends. For a run with a
+kernel built outside the lab, LAN743X_PAUSE_STATS_OBJ=<kernel build dir
+with mods/> overrides the guest kernel (QEMU still comes from the lab).
 """
 import json
 import os
 
 import pytest
-from conftest import lab_built, lab_vm, stack_env, vm_inputs
+from conftest import lab_built, lab_vm, qemu_build, stack_env, vm_inputs
 
 STACK = "net-next-2"
 PAUSES = 300            # PAUSE frames the peer sends
@@ -38,7 +40,11 @@ PAUSE = "88:08:00:01:00:01"
 def fixture_vm():
     """A booted VM with the module under test, the network up and the
     neighbours pinned."""
-    qemu, obj = vm_inputs(STACK)
+    obj = os.environ.get("LAN743X_PAUSE_STATS_OBJ")
+    if obj:
+        qemu = qemu_build()
+    else:
+        qemu, obj = vm_inputs(STACK)
     ko = os.environ.get("LAN743X_PAUSE_STATS_KO") or lab_built(
         f"the {STACK} series' lan743x module",
         ["bash", "lab/kernel/kbuild.sh", "module", "guest", "series"],
