@@ -226,6 +226,8 @@ typedef struct L7Counters {
     uint64_t tx_pause_frames;
     uint64_t tx_xon_frames;
     uint64_t rx_pause_holds;
+    uint64_t rx_pause_frames;    /* PAUSE frames from the partner */
+    uint64_t tx_pause_delayed;   /* TX frames held back by one */
     uint64_t rx_frames_after_xoff;
     uint64_t peer_paused_ns;     /* holds that ended; + the current one */
     uint64_t desc_tail_errors;
@@ -397,6 +399,8 @@ struct Lan7430State {
     int64_t peer_hold_start;     /* since when (peer_paused_ns) */
     uint32_t peer_lag_left;      /* frames still in flight after the XOFF */
     QEMUTimer *peer_pause_timer;
+    /* the partner's PAUSE frame holds our transmitter (MAC_FLOW.RX_FCEN) */
+    int64_t tx_pause_until;      /* virtual ns no frame starts before */
     int64_t op_due[L7O_NUM];     /* operation in progress until, 0 = idle */
     int64_t op_t0[L7O_NUM];      /* ... started at */
     QEMUTimer *op_timer;

@@ -194,6 +194,8 @@ char *lan7430_get_counters(Object *obj, Error **errp)
     J(rx_swr_fifo_enabled);
     J(tx_pause_frames);
     J(rx_pause_holds);
+    J(rx_pause_frames);
+    J(tx_pause_delayed);
     J(desc_tail_errors);
     J(desc_errors);
     J(rx_wb_batched_desc);

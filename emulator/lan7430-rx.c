@@ -483,6 +483,46 @@ void l7_rx_head_wb(Lan7430State *s, int ch, uint32_t idx)
 }
 
 /*
+ * A PAUSE frame from the link partner (802.3 annex 31B): to the reserved
+ * multicast address 01-80-C2-00-00-01, type 0x8808, opcode 1, of the
+ * minimum frame size (64 bytes with the FCS).  The MAC counts it in
+ * STAT_RX_PAUSE_FRAMES and consumes it: it does not pass the receive
+ * filter to the RX FIFO, so it is in none of the other RX counters (the
+ * datasheet does not say whether the multicast, size bucket and total
+ * counters count it: the model's are not raised by a frame the driver
+ * never sees).  With MAC_FLOW.RX_FCEN its pause time (quanta of 512 bit
+ * times at the link rate) holds the transmitter: no frame starts on the
+ * wire before it has elapsed; a pause time of 0 (XON) ends a pause.  A
+ * frame already booked on the wire goes (802.3: the frame in progress
+ * completes).  Unpaced (rate 0) frames take no wire time and a pause
+ * holds nothing.  Other MAC control frames (other opcodes) are ordinary
+ * frames to the filter.
+ */
+static bool l7_rx_pause_frame(Lan7430State *s, const uint8_t *f, size_t len)
+{
+    static const uint8_t da[6] = { 0x01, 0x80, 0xC2, 0x00, 0x00, 0x01 };
+    uint32_t mbps = s->rate_mbps ? s->rate_mbps : 1000;
+    uint16_t quanta;
+    int64_t now;
+
+    if (len != 60 || memcmp(f, da, 6) != 0 || lduw_be_p(f + 12) != 0x8808 ||
+        lduw_be_p(f + 14) != 0x0001) {
+        return false;
+    }
+    quanta = lduw_be_p(f + 16);
+    l7_stat_add(s, L7_STAT_RX_PAUSE_FRAMES, 1);
+    s->cnt.rx_pause_frames++;
+    if (l7_reg(s, L7_MAC_FLOW) & L7_MAC_FLOW_RX_FCEN) {
+        now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+        s->tx_pause_until = now + (int64_t)quanta * 512 * 1000 / mbps;
+    }
+    trace_lan743x_rx_pause_frame(quanta,
+                                 !!(l7_reg(s, L7_MAC_FLOW) &
+                                    L7_MAC_FLOW_RX_FCEN));
+    return true;
+}
+
+/*
  * MAC and receive filter: the RX channel the frame goes to, or -1 when
  * the MAC drops it (counted).
  */
@@ -509,6 +549,9 @@ static int l7_rx_mac(Lan7430State *s, const uint8_t *buf, size_t size)
         memset(f + len, 0, 60 - len);
         len = 60;
     }
+    if (l7_rx_pause_frame(s, f, len)) {
+        return -1;
+    }
     if (!l7_filter(s, f)) {
         s->cnt.rx_drop_filter++;
         trace_lan743x_rx_drop("filter", size);
@@ -525,6 +568,12 @@ static int l7_rx_mac(Lan7430State *s, const uint8_t *buf, size_t size)
         trace_lan743x_rx_drop("oversize", size);
         return -1;
     }
+    /*
+     * The MAC's statistics count the frame now that the MAC has taken it:
+     * one the RX FIFO then cannot keep is also in STAT_RX_DROPPED_FRAMES
+     * (the datasheet does not say; the counters are the MAC's)
+     */
+    l7_stat_frame(s, true, f, flen);
     return l7_rss_channel(s, f, len);
 }
 
@@ -1071,7 +1120,6 @@ static void l7_rx_frame_done(Lan7430State *s, L7RxFrame *fr, size_t size)
     s->cnt.rx_frames++;
     s->cnt.rx_frames_ch[ch]++;
     s->cnt.rx_bytes += size;
-    l7_stat_frame(s, true, fr->f, fr->flen);
     trace_lan743x_rx_frame(ch, fr->flen, fr->nd, fr->idx);
     /* rx-irq-hold: from this frame on, no RX interrupt for a while; the
      * frames are written back as usual (status RXFRM still set) */

@@ -569,6 +569,12 @@ void l7_tx_process(Lan7430State *s, int ch)
             s->cnt.tx_bad_frames++;
             trace_lan743x_tx_bad("overflow-or-empty", len);
         } else if (s->rate_mbps) {
+            if (s->tx_pause_until > s->tx_wire_free &&
+                s->tx_pause_until > qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) {
+                /* the partner's PAUSE holds the wire (l7_rx_pause_frame) */
+                s->tx_wire_free = s->tx_pause_until;
+                s->cnt.tx_pause_delayed++;
+            }
             s->tx_held = true;
             s->tx_held_ch = ch;
             s->tx_held_ns = l7_tx_chain_ns(s, s->txbuf, len, lso, mss);

@@ -235,6 +235,7 @@ void l7_soft_reset(Lan7430State *s)
     if (s->op_timer) {
         timer_del(s->op_timer);
     }
+    s->tx_pause_until = 0;
     s->pause_ch = 0;            /* no XON on a reset: the partner, if it */
     if (s->pause_refresh_timer) {   /* honours pause, waits its pause out */
         timer_del(s->pause_refresh_timer);

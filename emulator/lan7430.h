@@ -65,6 +65,7 @@
 #define   L7_MAC_TX_TXEN        (1u << 0)
 #define L7_MAC_FLOW             0x10C
 #define   L7_MAC_FLOW_TX_FCEN   (1u << 30)
+#define   L7_MAC_FLOW_RX_FCEN   (1u << 29)
 #define   L7_MAC_FLOW_FCPT_MASK 0xFFFFu                 /* pause quanta */
 /* PHY link partner ability (MII reg 5) without and with symmetric pause;
  * ASYM_PAUSE (bit 11) is never advertised */
@@ -250,6 +251,7 @@
 #define L7_STAT_RX_UNICAST_FRAMES       0x1228
 #define L7_STAT_RX_BROADCAST_FRAMES     0x122C
 #define L7_STAT_RX_MULTICAST_FRAMES     0x1230
+#define L7_STAT_RX_PAUSE_FRAMES         0x1234
 #define L7_STAT_RX_64                   0x1238
 #define L7_STAT_RX_TOTAL_FRAMES         0x1254
 #define L7_STAT_TX_PAUSE_FRAMES         0x12B8

@@ -18,6 +18,8 @@ APT_PKGS=(
 	pkg-config libcap-ng-dev libattr1-dev
 	qemu-system-x86 qemu-system-data seabios ipxe-qemu
 	openssh-server openssh-client
+	# the forwarding library's tests (drivers/net/hw/ethtool_*.sh): mausezahn, jq
+	netsniff-ng jq
 	clang python3-jsonschema
 )
 

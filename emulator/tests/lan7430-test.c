@@ -40,6 +40,14 @@
 #define DMAC_RX_ERR_STS(c)  (0xC60 + ((c) << 6))
 #define DMAC_TX_ERR_STS(c)  (0xD60 + ((c) << 6))
 #define STAT_RX_DROPPED     0x1218
+#define STAT_RX_UC_BYTES    0x121C
+#define STAT_RX_BC_FRAMES   0x122C
+#define STAT_RX_MC_FRAMES   0x1230
+#define STAT_RX_PAUSE       0x1234
+#define STAT_RX_64          0x1238
+#define STAT_RX_65_127      0x123C
+#define STAT_RX_TOTAL       0x1254
+#define STAT_TX_64          0x12BC
 #define STAT_TX_PAUSE       0x12B8
 #define STAT_TX_TOTAL       0x12D8
 #define MAC_RX              0x104
@@ -1804,6 +1812,9 @@ static void test_rx_fifo_overflow(void)
     g_assert_cmpint(rd(&c, FCT_RX_USED(0)), ==, 4 * 1004);
     g_assert_cmphex(rd(&c, FCT_INT_STS), ==, 1u << 24);      /* RDFO_0 */
     g_assert_cmpint(rd(&c, STAT_RX_DROPPED), ==, 2);
+    /* the MAC took all six: its counters count the two the FIFO dropped */
+    g_assert_cmpint(rd(&c, STAT_RX_TOTAL), ==, 6);
+    g_assert_cmpint(rd(&c, STAT_RX_UC_BYTES), ==, 6 * 1004);
     g_assert_cmpint(cnt(&c, "tx_pause_frames"), ==, 0);
     g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
 
@@ -2093,6 +2104,112 @@ static void test_phy_lp_pause(void)
     g_assert_cmphex(mdio_read(&c, 1, 5), ==, 0xC1E1);
     prop_set(&c, "phy-lp-pause", 1);
     g_assert_cmphex(mdio_read(&c, 1, 5), ==, 0xC5E1);
+    ctx_fini(&c);
+}
+
+/*
+ * PAUSE frames from the link partner: counted in STAT_RX_PAUSE_FRAMES and
+ * consumed (no RX frame, none of the other RX counters); a MAC control
+ * frame of another opcode is an ordinary frame.  With MAC_FLOW.RX_FCEN the
+ * pause time holds the transmitter: a frame fetched during the pause
+ * starts on the wire when it has elapsed; XON (pause time 0) ends it.
+ * Without RX_FCEN the pause is counted and holds nothing.
+ */
+static void send_pause(Ctx *c, uint16_t quanta, uint16_t opcode,
+                       const uint8_t *da)
+{
+    uint8_t f[18];
+
+    memcpy(f, da, 6);
+    memcpy(f + 6, "\x02\x00\x00\x00\x00\x02", 6);
+    stw_be_p(f + 12, 0x8808);
+    stw_be_p(f + 14, opcode);
+    stw_be_p(f + 16, quanta);
+    send_frame(c, f, sizeof(f));    /* short: the wire pads it to 64 */
+}
+
+static void test_rx_pause_frames(void)
+{
+    static const uint8_t pause_da[6] = { 0x01, 0x80, 0xC2, 0x00, 0x00, 0x01 };
+    static const uint8_t bcast[6] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF };
+    /* a 100-byte frame on the wire: FCS, preamble and IFG, at 1 Gbit/s */
+    const int64_t wire_100 = (100 + 4 + 8 + 12) * 8;
+    Ctx c;
+    Rings r;
+    TxRing t;
+    uint8_t f[100];
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    setup_tx(&c, &t);
+    prop_set_true(&c, "reset-counters");
+
+    /* flow control off: counted, consumed, nothing held */
+    send_pause(&c, 0xFFFF, 1, pause_da);
+    g_assert_true(wait_cnt(&c, "rx_pause_frames", 1));
+    g_assert_cmpint(rd(&c, STAT_RX_PAUSE), ==, 1);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    g_assert_cmpint(rd(&c, STAT_RX_MC_FRAMES), ==, 0);
+    g_assert_cmpint(rd(&c, STAT_RX_64), ==, 0);
+    g_assert_cmpint(rd(&c, STAT_RX_TOTAL), ==, 0);
+    tx_desc(&c, &t, 0, 100, 0);
+    wr(&c, TX_TAIL(0), 1);
+    g_assert_true(wait_hwb(&c, t.hwb, 1));
+    drain_sock(&c, 1);
+    g_assert_cmpint(cnt(&c, "tx_pause_delayed"), ==, 0);
+    g_assert_cmpint(rd(&c, STAT_TX_64 + 4), ==, 1);     /* 65-127 */
+
+    /* another opcode (and no PAUSE address): an ordinary broadcast */
+    send_pause(&c, 0, 0, bcast);
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    g_assert_cmpint(rd(&c, STAT_RX_PAUSE), ==, 1);
+    g_assert_cmpint(rd(&c, STAT_RX_BC_FRAMES), ==, 1);
+    g_assert_cmpint(rd(&c, STAT_RX_64), ==, 1);         /* padded, + FCS */
+
+    /* the size buckets and byte counts count the FCS */
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmpint(rd(&c, STAT_RX_65_127), ==, 1);
+    g_assert_cmpint(rd(&c, STAT_RX_UC_BYTES), ==, sizeof(f) + 4);
+    g_assert_cmpint(rd(&c, STAT_RX_TOTAL), ==, 2);
+
+    /* RX_FCEN: 0xFFFF quanta hold the next frame for 33.5 ms */
+    wr(&c, MAC_FLOW, 1u << 29);
+    prop_set(&c, "rate-burst-us", 0);
+    prop_set(&c, "rate-catchup-us", 0);
+    send_pause(&c, 0xFFFF, 1, pause_da);
+    /* the PAUSE frame's own wire time (64 + 8 + 12 bytes) */
+    qtest_clock_step(c.qs->qts, (64 + 8 + 12) * 8);
+    g_assert_true(wait_cnt(&c, "rx_pause_frames", 2));
+    tx_desc(&c, &t, 1, 100, 0);
+    wr(&c, TX_TAIL(0), 2);
+    g_assert_true(wait_hwb(&c, t.hwb, 2));
+    g_assert_cmpint(cnt(&c, "tx_pause_delayed"), ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 1);
+    qtest_clock_step(c.qs->qts, PAUSE_MAX_NS + wire_100 - 1);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 1);
+    qtest_clock_step(c.qs->qts, 1);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 2);
+    drain_sock(&c, 1);
+
+    /* XON ends a pause: the next frame goes at once */
+    send_pause(&c, 0xFFFF, 1, pause_da);
+    qtest_clock_step(c.qs->qts, (64 + 8 + 12) * 8);
+    g_assert_true(wait_cnt(&c, "rx_pause_frames", 3));
+    send_pause(&c, 0, 1, pause_da);
+    qtest_clock_step(c.qs->qts, (64 + 8 + 12) * 8);
+    g_assert_true(wait_cnt(&c, "rx_pause_frames", 4));
+    tx_desc(&c, &t, 2, 100, 0);
+    wr(&c, TX_TAIL(0), 3);
+    g_assert_true(wait_hwb(&c, t.hwb, 3));
+    qtest_clock_step(c.qs->qts, wire_100);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 3);
+    g_assert_cmpint(cnt(&c, "tx_pause_delayed"), ==, 1);
+    drain_sock(&c, 1);
+    g_assert_cmpint(rd(&c, STAT_RX_PAUSE), ==, 4);
+    /* none of them reached the host */
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 2);
     ctx_fini(&c);
 }
 
@@ -3053,6 +3170,7 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/peer-pause-xon", test_peer_pause_xon);
     qtest_add_func("lan7430/peer-pause-lag", test_peer_pause_lag);
     qtest_add_func("lan7430/phy-lp-pause", test_phy_lp_pause);
+    qtest_add_func("lan7430/rx-pause-frames", test_rx_pause_frames);
     qtest_add_func("lan7430/async-stop", test_async_stop);
     qtest_add_func("lan7430/desc-tail-check", test_desc_tail_check);
     qtest_add_func("lan7430/desc-rx-own", test_desc_rx_own);

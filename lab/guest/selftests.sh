@@ -284,9 +284,12 @@ for m in "${MODS[@]}"; do
 	done
 	# the kernel's own generic driver tests, written upstream, not by us
 	for g in ${LAN743X_GENERIC:-}; do
-		gname=generic-$(echo "${g%.py}" | tr / -)
+		gname=generic-$(echo "${g%.*}" | tr / -)
+		# Python tests, or bash ones of the forwarding library
+		interp=python3
+		case $g in *.sh) interp=bash ;; esac
 		if [ ! -f "$TESTS/drivers/net/$g" ]; then
-			echo "ok 1 generic.${g%.py} # SKIP not in this kernel's selftests" |
+			echo "ok 1 generic.${g%.*} # SKIP not in this kernel's selftests" |
 				tee "$OUT/$name/$gname.ktap"
 			continue
 		fi
@@ -295,7 +298,7 @@ for m in "${MODS[@]}"; do
 		echo "# module $name: generic $g"
 		(cd "$TESTS/drivers/net/$(dirname "$g")" && NETIF=$dut LOCAL_V4=$LOCAL_V4 \
 			REMOTE_V4=$REMOTE_V4 REMOTE_TYPE=netns REMOTE_ARGS=$NS \
-			timeout -k 10 900 python3 "./$(basename "$g")") 2>&1 |
+			timeout -k 10 900 $interp "./$(basename "$g")") 2>&1 |
 			sed "s/^\(\s*\(not \)\?ok [0-9]* \)/\1generic./" |
 			tee "$OUT/$name/$gname.ktap"
 		echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/$gname.ktap"

@@ -109,10 +109,15 @@ def targets(ksft):
     return [t for t in TARGETS if (ksft / t / "Makefile").exists()]
 # The kernel's own generic driver tests (written upstream, not by us) run
 # after ours against each module, per base: relative to drivers/net.
+GENERIC_7_3 = ("ping.py stats.py queues.py hw/pp_alloc_fail.py napi_id.py "
+               "ring_reconfig.py hw/irq.py hw/tso.py")
+# the standard statistics (eth-mac, eth-ctrl, pause, rmon): bash tests of
+# the forwarding library, with mausezahn traffic both ways. Not in the
+# ARMv7 guest: its rootfs (lab/vm/rootfs-arm.sh) has no mausezahn or jq.
+STD_STATS = "hw/ethtool_std_stats.sh hw/ethtool_rmon.sh"
 GENERIC = {
     "6.12": "ping.py stats.py queues.py hw/pp_alloc_fail.py",
-    "7.3": "ping.py stats.py queues.py hw/pp_alloc_fail.py napi_id.py "
-           "ring_reconfig.py hw/irq.py hw/tso.py",
+    "7.3": f"{GENERIC_7_3} {STD_STATS}",
 }
 # How the series' tests run, per base: "kselftest" (make install and
 # run_kselftest.sh) or "direct" (each file run by itself, netns only); the
@@ -578,7 +583,7 @@ def main_armv7(args):
                LAN743X_HW_TESTS=os.environ.get("LAN743X_HW_TESTS",
                                                HW_TESTS),
                LAN743X_GENERIC=os.environ.get("LAN743X_GENERIC",
-                                              GENERIC["7.3"]))
+                                              GENERIC_7_3))
     # the guest loads the modules from its own /lib/modules
     env.pop("LAN743X_MODDIR", None)
     if os.environ.get("LAN743X_TESTS"):

@@ -1,0 +1,104 @@
+"""The pause frame statistics of net-next-2 (patch "report the pause frame
+statistics"): what `ethtool -I -a` reports against what the LAN7430
+model counted, one VM boot with the series' module of the net-next stack
+(base + patches/, `lab/kernel/kbuild.sh module guest series`), unless
+LAN743X_PAUSE_STATS_KO=<lan743x.ko> names another module: with the
+upstream one (`... module guest base`) or the stack before the patch both
+tests fail, as the driver reports no pause statistics.
+
+The kernel's own tests do not check the counts here: the pause cases of
+drivers/net/hw/ethtool_std_stats.sh skip when the peer has no pause
+parameters (the lab's peer is virtio-net), and drivers/net/stats.py's
+check_pause only asks that the statistics exist.
+
+* test_rx_pause_frames: the peer sends PAUSE frames (to 01-80-C2-00-00-01,
+  opcode 1, pause time 1) with mausezahn; rx_pause_frames moves by exactly
+  their number, which the model counted too (rx_pause_frames).
+* test_tx_pause_frames: the rx-stall fault stops the RX DMA for 300 ms
+  while the peer's echo replies of 1400 bytes come in: the RX FIFO fills
+  past the driver's pause-on level and the model sends XOFF (and XON once
+  it drains). tx_pause_frames moves by exactly the model's count, which
+  is not 0.
+
+Neighbours are static and IPv6 is off on both ends. For a run with a
+kernel built outside the lab, LAN743X_PAUSE_STATS_OBJ=<kernel build dir
+with mods/> overrides the guest kernel (QEMU still comes from the lab).
+"""
+import json
+import os
+
+import pytest
+from conftest import lab_built, lab_vm, qemu_build, stack_env, vm_inputs
+
+STACK = "net-next-2"
+PAUSES = 300            # PAUSE frames the peer sends
+# a PAUSE frame after the addresses: type 0x8808, opcode 1, pause time 1
+PAUSE = "88:08:00:01:00:01"
+
+
+@pytest.fixture(scope="module", name="vm")
+def fixture_vm():
+    """A booted VM with the module under test, the network up and the
+    neighbours pinned."""
+    obj = os.environ.get("LAN743X_PAUSE_STATS_OBJ")
+    if obj:
+        qemu = qemu_build()
+    else:
+        qemu, obj = vm_inputs(STACK)
+    ko = os.environ.get("LAN743X_PAUSE_STATS_KO") or lab_built(
+        f"the {STACK} series' lan743x module",
+        ["bash", "lab/kernel/kbuild.sh", "module", "guest", "series"],
+        env=stack_env(STACK))
+    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
+                mods=f"{obj}/mods", ko=ko) as v:
+        v.setup_net()
+        v.pin_neighbours()
+        yield v
+
+
+def pause_stats(vm):
+    """The DUT's pause statistics (ethtool -I --json -a): a dict, empty
+    when the driver reports none."""
+    rc, out = vm.sh(". /tmp/l7.env; ethtool -I --json -a $D")
+    assert rc == 0, out
+    return json.loads(out)[0].get("statistics", {})
+
+
+def test_rx_pause_frames(vm):
+    """Each PAUSE frame of the peer is counted once in rx_pause_frames."""
+    a = pause_stats(vm)
+    m = vm.dut.counters()["rx_pause_frames"]
+    rc, out = vm.sh(". /tmp/l7.env; ip netns exec peer mausezahn $P -q "
+                    f"-c {PAUSES} -d 100usec -a own -b 01:80:c2:00:00:01 "
+                    f"{PAUSE}", timeout=300)
+    assert rc == 0, out
+    n = vm.dut.counters()["rx_pause_frames"] - m
+    b = pause_stats(vm)
+    info = (f"peer sent {PAUSES} PAUSE frames, the model counted {n}; "
+            f"ethtool -I -a before {a or 'no statistics'}, after "
+            f"{b or 'no statistics'}")
+    print(info)
+    assert n == PAUSES, info
+    assert "rx_pause_frames" in b, info
+    assert b["rx_pause_frames"] - a.get("rx_pause_frames", 0) == n, info
+
+
+def test_tx_pause_frames(vm):
+    """The MAC's XOFF and XON are counted in tx_pause_frames."""
+    a = pause_stats(vm)
+    m = vm.dut.counters()["tx_pause_frames"]
+    vm.dut.fault("rx-stall", count=1, ms=300)
+    try:
+        _rc, out = vm.sh("ping -q -c 60 -i 0.005 -s 1400 -W 2 10.9.9.2",
+                         timeout=120)
+    finally:
+        vm.dut.clear()
+    n = vm.dut.counters()["tx_pause_frames"] - m
+    b = pause_stats(vm)
+    info = (f"rx-stall 300 ms under 60 pings of 1400 bytes ({out.strip()}):"
+            f" the model sent {n} pause frames; ethtool -I -a before "
+            f"{a or 'no statistics'}, after {b or 'no statistics'}")
+    print(info)
+    assert n > 0, info
+    assert "tx_pause_frames" in b, info
+    assert b["tx_pause_frames"] - a.get("tx_pause_frames", 0) == n, info
