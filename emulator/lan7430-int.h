@@ -184,6 +184,8 @@ extern const char *const l7_quirk_names[L7Q_NUM];
 #define L7_WB_DELAY_BINS        76
 /* write-back events (a frame or a batch) waiting for their vector's message */
 #define L7_WB_DELAY_PENDING     256
+/* frames of a write-back batch whose own time is kept (WB_THRES < 32) */
+#define L7_WB_DELAY_BATCH       32
 
 typedef struct L7Counters {
     uint64_t reg_reads[L7_NREGS];
@@ -437,6 +439,8 @@ struct Lan7430State {
     L7WbPending rxb[L7_NUM_RX_CH];
     int rxb_descs[L7_NUM_RX_CH];
     int rxb_frames[L7_NUM_RX_CH];
+    /* when each frame of the batch was in the ring (wb delay histogram) */
+    int64_t rxb_t[L7_NUM_RX_CH][L7_WB_DELAY_BATCH];
     int64_t rxb_due[L7_NUM_RX_CH];
     QEMUTimer *rxb_timer;
     /* TX head write-backs batched per TX_CFG_A (tx-wb-batch) */
@@ -553,7 +557,8 @@ unsigned l7_src_nibble(const uint32_t map[3], int bit);
 int64_t l7_mod_interval_ns(Lan7430State *s, uint32_t srcs);
 void l7_mod_expired(Lan7430State *s, uint32_t srcs);
 void l7_update_irq(Lan7430State *s);
-void l7_wb_delay_start(Lan7430State *s, int ch, uint32_t frames);
+void l7_wb_delay_start(Lan7430State *s, int ch, uint32_t frames,
+                       const int64_t *t);
 void l7_wb_delay_clear(Lan7430State *s);
 uint64_t l7_wb_delay_bin_lower_us(int bin);
 void l7_mod_timer_cb(void *opaque);

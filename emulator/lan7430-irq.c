@@ -162,8 +162,10 @@ static bool l7_mod_hold(Lan7430State *s, int v, uint32_t srcs)
  * Write-back to interrupt delay, per vector, counted in virtual time.  An
  * RX write-back (a frame, or a batch of them) that finds its vector armed
  * (enabled, its message not yet sent) is reported by the vector's next
- * message: at that message each of its frames adds now - write-back to the
- * vector's histogram.  One that finds the vector masked or already
+ * message: at that message each of its frames adds the time since it was
+ * in the ring (its data and descriptors written; a write-back batch that
+ * waits for the interrupt timer holds it back before its write-back) to
+ * the vector's histogram.  One that finds the vector masked or already
  * signalled is counted in wb_masked_frames (the driver is polling; the
  * frame costs no message of its own).  Frames whose status is cleared, or
  * whose vector is masked, before a message goes are wb_unreported_frames.
@@ -206,23 +208,46 @@ static int l7_rx_vector(Lan7430State *s, int ch, bool *armed)
     return v;
 }
 
-void l7_wb_delay_start(Lan7430State *s, int ch, uint32_t frames)
+static void l7_wb_delay_push(Lan7430State *s, int v, int64_t t,
+                             uint32_t n)
 {
+    int i = s->wb_pend_cnt[v];
+
+    if (i == L7_WB_DELAY_PENDING) {
+        s->cnt.wb_delay_overflow[v] += n;
+        return;
+    }
+    s->wb_pend_t[v][i] = t;
+    s->wb_pend_n[v][i] = n;
+    s->wb_pend_cnt[v] = i + 1;
+}
+
+/*
+ * frames RX frames of channel ch are written back now; t[i] is when frame i
+ * was in the ring (a write-back batch holds frames back), NULL: now
+ */
+void l7_wb_delay_start(Lan7430State *s, int ch, uint32_t frames,
+                       const int64_t *t)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     bool armed;
     int v = l7_rx_vector(s, ch, &armed);
-    int i = s->wb_pend_cnt[v];
+    uint32_t i;
 
     if (!frames) {
         return;
     }
     if (!armed) {
         s->cnt.wb_masked_frames[v] += frames;
-    } else if (i == L7_WB_DELAY_PENDING) {
-        s->cnt.wb_delay_overflow[v] += frames;
-    } else {
-        s->wb_pend_t[v][i] = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-        s->wb_pend_n[v][i] = frames;
-        s->wb_pend_cnt[v] = i + 1;
+        return;
+    }
+    if (!t) {
+        l7_wb_delay_push(s, v, now, frames);
+        return;
+    }
+    for (i = 0; i < frames; i++) {
+        /* frames beyond the kept times: the last kept one (earlier) */
+        l7_wb_delay_push(s, v, t[MIN(i, L7_WB_DELAY_BATCH - 1)], 1);
     }
 }
 

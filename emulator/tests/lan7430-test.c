@@ -1710,6 +1710,43 @@ static void test_irq_wb_delay_hist(void)
     ctx_fini(&c);
 }
 
+/*
+ * With write-back batched on the interrupt timer (WB_THRES 3 +
+ * WB_ON_INT_TMR, as the driver programs it) the frames wait in the batch,
+ * not after their write-back: each frame's delay still counts from when it
+ * was in the ring, 400 and 200 us.
+ */
+static void test_irq_wb_delay_batched(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[64];
+
+    ctx_init(&c, true);
+    wr(&c, INT_VEC_MAP0, 2);
+    wr(&c, INT_MOD_MAP0, 2);
+    wr(&c, INT_MOD_CFG0 + 8, 400);
+    wr(&c, INT_VEC_EN_SET, 1u << 2);
+    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
+    setup_rx(&c, &r, 0);
+    wr(&c, RX_CFG_A(0), (1u << 30) | (3u << 24) | (1u << 5));
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 1));
+    qtest_clock_step(c.qs->qts, 200 * 1000);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 2));
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0);
+    qtest_clock_step(c.qs->qts, 200 * 1000);    /* the batch's timer */
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0x102);
+    g_assert_cmpint(cnt_arr(&c, "wb_delay_frames", 2), ==, 2);
+    g_assert_cmpint(cnt_arr(&c, "wb_delay_sum_ns", 2), ==, 600 * 1000);
+    g_assert_cmpint(cnt_arr(&c, "wb_delay_max_ns", 2), ==, 400 * 1000);
+    ctx_fini(&c);
+}
+
 /* INTERVAL is 13 bits: 0x2000 | 50 is 50 units; CREDIT (bit 16) holds off */
 static void test_irq_mod_interval_bits(void)
 {
@@ -3133,6 +3170,7 @@ int main(int argc, char **argv)
                    test_counters_irq_moderated);
     qtest_add_func("lan7430/irq-mod-abs-batch", test_irq_mod_abs_batch);
     qtest_add_func("lan7430/irq-wb-delay-hist", test_irq_wb_delay_hist);
+    qtest_add_func("lan7430/irq-wb-delay-batched", test_irq_wb_delay_batched);
     qtest_add_func("lan7430/irq-mod-interval-bits",
                    test_irq_mod_interval_bits);
     qtest_add_func("lan7430/fault-rx-len", test_fault_rx_len);
