@@ -89,7 +89,7 @@ def delta(a, b):
         if isinstance(v, int) and isinstance(av, int):
             out[k] = v - av
         elif isinstance(v, list) and isinstance(av, list):
-            out[k] = [delta({"x": x}, {"x": y})["x"] if isinstance(x, list)
+            out[k] = [delta({"x": y}, {"x": x})["x"] if isinstance(x, list)
                       else x - y for y, x in zip(av, v)]
     return out
 
@@ -216,10 +216,18 @@ def main():
     ap.add_argument("--obj", help="the guest kernel's build directory "
                     "(default: lab/kernel/kbuild.sh kernel guest)")
     ap.add_argument("--module", action="append", metavar="NAME=KO")
+    ap.add_argument("--table", action="store_true",
+                    help="only write OUT/table.md from OUT/records.jsonl")
     args = ap.parse_args()
     args.usecs = [int(u) for u in args.usecs.split(",") if u]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.table:
+        records = [json.loads(line) for line in
+                   (out / "records.jsonl").read_text().splitlines() if line]
+        (out / "table.md").write_text(table(records))
+        print(table(records))
+        return
     qemu = last_line(["bash", "emulator/build.sh"])
     obj = args.obj or last_line(["bash", "lab/kernel/kbuild.sh", "kernel",
                                  "guest"])
