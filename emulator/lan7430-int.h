@@ -175,6 +175,18 @@ enum {
 
 extern const char *const l7_quirk_names[L7Q_NUM];
 
+/*
+ * Histogram of the delay from an RX frame's write-back to the message of
+ * its vector, in microseconds of virtual time: bins 0-3 are 0, 1, 2 and 3
+ * us, then four bins per power of two (4, 5, 6, 7, 8, 10, 12, 14, 16, ...);
+ * the last bin holds everything from its lower bound on.
+ */
+#define L7_WB_DELAY_BINS        76
+/* write-back events (a frame or a batch) waiting for their vector's message */
+#define L7_WB_DELAY_PENDING     256
+/* frames of a write-back batch whose own time is kept (WB_THRES < 32) */
+#define L7_WB_DELAY_BATCH       32
+
 typedef struct L7Counters {
     uint64_t reg_reads[L7_NREGS];
     uint64_t reg_writes[L7_NREGS];
@@ -247,6 +259,14 @@ typedef struct L7Counters {
     uint64_t async_busy_reads[L7A_KINDS];
     uint64_t async_wait_ns[L7A_KINDS];      /* virtual time, start to end */
     uint64_t async_wait_max_ns[L7A_KINDS];
+    /* RX frames: delay from write-back to the message that reports them */
+    uint64_t wb_delay_hist[L7_MAX_VECTORS][L7_WB_DELAY_BINS];
+    uint64_t wb_delay_frames[L7_MAX_VECTORS];
+    uint64_t wb_delay_sum_ns[L7_MAX_VECTORS];
+    uint64_t wb_delay_max_ns[L7_MAX_VECTORS];
+    uint64_t wb_masked_frames[L7_MAX_VECTORS];
+    uint64_t wb_unreported_frames[L7_MAX_VECTORS];
+    uint64_t wb_delay_overflow[L7_MAX_VECTORS];
 } L7Counters;
 
 /*
@@ -377,6 +397,10 @@ struct Lan7430State {
     int64_t vec_mod_due[L7_MAX_VECTORS];  /* ABS timer expiry, 0 = idle */
     bool vec_mod_expired[L7_MAX_VECTORS]; /* write-back on the ABS timer */
     QEMUTimer *mod_timer[L7_MAX_VECTORS];
+    /* RX write-backs since the vector's last message (wb delay histogram) */
+    int64_t wb_pend_t[L7_MAX_VECTORS][L7_WB_DELAY_PENDING];
+    uint32_t wb_pend_n[L7_MAX_VECTORS][L7_WB_DELAY_PENDING];
+    int wb_pend_cnt[L7_MAX_VECTORS];
     bool intx_level;
 
     /* DMA controller */
@@ -418,6 +442,9 @@ struct Lan7430State {
     /* RX descriptor write-backs batched per RX_CFG_A (rx-wb-batch) */
     L7WbPending rxb[L7_NUM_RX_CH];
     int rxb_descs[L7_NUM_RX_CH];
+    int rxb_frames[L7_NUM_RX_CH];
+    /* when each frame of the batch was in the ring (wb delay histogram) */
+    int64_t rxb_t[L7_NUM_RX_CH][L7_WB_DELAY_BATCH];
     int64_t rxb_due[L7_NUM_RX_CH];
     QEMUTimer *rxb_timer;
     /* TX head write-backs batched per TX_CFG_A (tx-wb-batch) */
@@ -534,6 +561,10 @@ unsigned l7_src_nibble(const uint32_t map[3], int bit);
 int64_t l7_mod_interval_ns(Lan7430State *s, uint32_t srcs);
 void l7_mod_expired(Lan7430State *s, uint32_t srcs);
 void l7_update_irq(Lan7430State *s);
+void l7_wb_delay_start(Lan7430State *s, int ch, uint32_t frames,
+                       const int64_t *t);
+void l7_wb_delay_clear(Lan7430State *s);
+uint64_t l7_wb_delay_bin_lower_us(int bin);
 void l7_mod_timer_cb(void *opaque);
 
 /* lan7430-phy.c */

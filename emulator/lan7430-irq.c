@@ -158,6 +158,127 @@ static bool l7_mod_hold(Lan7430State *s, int v, uint32_t srcs)
     return true;
 }
 
+/*
+ * Write-back to interrupt delay, per vector, counted in virtual time.  An
+ * RX write-back (a frame, or a batch of them) that finds its vector armed
+ * (enabled, its message not yet sent) is reported by the vector's next
+ * message: at that message each of its frames adds the time since it was
+ * in the ring (its data and descriptors written; a write-back batch that
+ * waits for the interrupt timer holds it back before its write-back) to
+ * the vector's histogram.  One that finds the vector masked or already
+ * signalled is counted in wb_masked_frames (the driver is polling; the
+ * frame costs no message of its own).  Frames whose status is cleared, or
+ * whose vector is masked, before a message goes are wb_unreported_frames.
+ */
+uint64_t l7_wb_delay_bin_lower_us(int bin)
+{
+    if (bin < 4) {
+        return bin;
+    }
+    return (uint64_t)(4 + bin % 4) << (bin / 4 - 1);
+}
+
+static int l7_wb_delay_bin(int64_t ns)
+{
+    uint64_t us = ns > 0 ? ns / 1000 : 0;
+    int e, bin;
+
+    if (us < 4) {
+        return us;
+    }
+    e = 63 - clz64(us);
+    bin = 4 * (e - 1) + ((us >> (e - 2)) & 3);
+    return MIN(bin, L7_WB_DELAY_BINS - 1);
+}
+
+static int l7_rx_vector(Lan7430State *s, int ch, bool *armed)
+{
+    PCIDevice *d = PCI_DEVICE(s);
+    uint32_t bit = L7_INT_BIT_DMA_RX(ch);
+    bool en = (s->int_en & L7_INT_BIT_MAS) && (s->int_en & bit) &&
+              !s->rx_irq_held;
+    int v;
+
+    if (!msix_enabled(d) && !msi_enabled(d)) {
+        *armed = en && !s->intx_level;
+        return 0;
+    }
+    v = l7_src_nibble(s->vec_map, 24 + ch) % s->nvec;
+    *armed = en && (s->vec_en & (1u << v)) && !(s->vec_asserted & (1u << v));
+    return v;
+}
+
+static void l7_wb_delay_push(Lan7430State *s, int v, int64_t t,
+                             uint32_t n)
+{
+    int i = s->wb_pend_cnt[v];
+
+    if (i == L7_WB_DELAY_PENDING) {
+        s->cnt.wb_delay_overflow[v] += n;
+        return;
+    }
+    s->wb_pend_t[v][i] = t;
+    s->wb_pend_n[v][i] = n;
+    s->wb_pend_cnt[v] = i + 1;
+}
+
+/*
+ * frames RX frames of channel ch are written back now; t[i] is when frame i
+ * was in the ring (a write-back batch holds frames back), NULL: now
+ */
+void l7_wb_delay_start(Lan7430State *s, int ch, uint32_t frames,
+                       const int64_t *t)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    bool armed;
+    int v = l7_rx_vector(s, ch, &armed);
+    uint32_t i;
+
+    if (!frames) {
+        return;
+    }
+    if (!armed) {
+        s->cnt.wb_masked_frames[v] += frames;
+        return;
+    }
+    if (!t) {
+        l7_wb_delay_push(s, v, now, frames);
+        return;
+    }
+    for (i = 0; i < frames; i++) {
+        /* frames beyond the kept times: the last kept one (earlier) */
+        l7_wb_delay_push(s, v, t[MIN(i, L7_WB_DELAY_BATCH - 1)], 1);
+    }
+}
+
+/* vector v's message went (fired) or its frames went without one */
+static void l7_wb_delay_end(Lan7430State *s, int v, bool fired)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    L7Counters *c = &s->cnt;
+    int i;
+
+    for (i = 0; i < s->wb_pend_cnt[v]; i++) {
+        int64_t d = now - s->wb_pend_t[v][i];
+        uint32_t n = s->wb_pend_n[v][i];
+
+        if (!fired) {
+            c->wb_unreported_frames[v] += n;
+            continue;
+        }
+        c->wb_delay_hist[v][l7_wb_delay_bin(d)] += n;
+        c->wb_delay_frames[v] += n;
+        c->wb_delay_sum_ns[v] += (uint64_t)d * n;
+        c->wb_delay_max_ns[v] = MAX(c->wb_delay_max_ns[v], (uint64_t)d);
+    }
+    s->wb_pend_cnt[v] = 0;
+}
+
+void l7_wb_delay_clear(Lan7430State *s)
+{
+    memset(s->wb_pend_cnt, 0, sizeof(s->wb_pend_cnt));
+}
+
 static void l7_fire_auto_clear(Lan7430State *s, uint32_t srcs)
 {
     int ch;
@@ -223,6 +344,9 @@ void l7_update_irq(Lan7430State *s)
                 s->cnt.irq_intx_assert++;
                 s->cnt.irq_vec[0]++;
                 trace_lan743x_irq(-1, pending);
+                l7_wb_delay_end(s, 0, true);
+            } else if (!level && s->wb_pend_cnt[0]) {
+                l7_wb_delay_end(s, 0, false);
             }
             s->intx_level = level;
             pci_set_irq(d, level);
@@ -240,6 +364,9 @@ void l7_update_irq(Lan7430State *s)
             if (!asserted) {
                 s->vec_asserted &= ~vbit;
                 s->vec_mod_expired[v] = false;
+                if (s->wb_pend_cnt[v]) {
+                    l7_wb_delay_end(s, v, false);
+                }
                 if (s->vec_mod_due[v]) {
                     s->vec_mod_due[v] = 0;  /* ABS timer idle again */
                     timer_del(s->mod_timer[v]);
@@ -258,6 +385,7 @@ void l7_update_irq(Lan7430State *s)
             s->vec_mod_due[v] = 0;
             s->cnt.irq_vec[v]++;
             trace_lan743x_irq(v, vec_pending[v]);
+            l7_wb_delay_end(s, v, true);
             if (s->vec_auto_clr & vbit) {
                 s->vec_en &= ~vbit;
             }

@@ -82,6 +82,40 @@ static void l7_json_peer_pause(GString *g, Lan7430State *s)
                            ns);
 }
 
+/*
+ * The write-back to interrupt delay per vector: the bins' lower bounds,
+ * one histogram per vector, and per vector the frames, their delays' sum
+ * and largest, and the frames left out of the histogram.
+ */
+static void l7_json_wb_delay(GString *g, Lan7430State *s)
+{
+    L7Counters *c = &s->cnt;
+    uint64_t lower[L7_WB_DELAY_BINS];
+    int i;
+
+    for (i = 0; i < L7_WB_DELAY_BINS; i++) {
+        lower[i] = l7_wb_delay_bin_lower_us(i);
+    }
+    l7_json_arr(g, "wb_delay_bin_lower_us", lower, L7_WB_DELAY_BINS);
+    g_string_append(g, "\"wb_delay_hist_per_vector\":[");
+    for (i = 0; i < s->nvec; i++) {
+        GString *h = g_string_new(NULL);
+
+        l7_json_arr(h, "x", c->wb_delay_hist[i], L7_WB_DELAY_BINS);
+        /* strip the "x": and the trailing comma */
+        g_string_append_printf(g, "%s%.*s", i ? "," : "", (int)h->len - 5,
+                               h->str + 4);
+        g_string_free(h, true);
+    }
+    g_string_append(g, "],");
+    l7_json_arr(g, "wb_delay_frames", c->wb_delay_frames, s->nvec);
+    l7_json_arr(g, "wb_delay_sum_ns", c->wb_delay_sum_ns, s->nvec);
+    l7_json_arr(g, "wb_delay_max_ns", c->wb_delay_max_ns, s->nvec);
+    l7_json_arr(g, "wb_masked_frames", c->wb_masked_frames, s->nvec);
+    l7_json_arr(g, "wb_unreported_frames", c->wb_unreported_frames, s->nvec);
+    l7_json_arr(g, "wb_delay_overflow", c->wb_delay_overflow, s->nvec);
+}
+
 /* "name":{"names[0]":v[0],...}, */
 static void l7_json_named(GString *g, const char *name,
                           const char *const *names, const uint64_t *v, int n)
@@ -138,6 +172,7 @@ char *lan7430_get_counters(Object *obj, Error **errp)
         g_string_append_printf(g, "%s%u", i ? "," : "", s->rxf[i].used);
     }
     g_string_append(g, "],");
+    l7_json_wb_delay(g, s);
     l7_json_named(g, "async_started", l7_async_names, c->async_started,
                   L7A_KINDS);
     l7_json_named(g, "async_busy_reads", l7_async_names,
@@ -226,6 +261,7 @@ void lan7430_set_reset_counters(Object *obj, bool value, Error **errp)
 
     if (value) {
         memset(&s->cnt, 0, sizeof(s->cnt));
+        l7_wb_delay_clear(s);
         if (s->peer_hold_until) {
             s->peer_hold_start = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
         }

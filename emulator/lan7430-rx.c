@@ -841,6 +841,8 @@ void l7_rx_batch_flush(Lan7430State *s, int ch, int why)
         l7_dma_write(s, b->head_addr, &h, 4, true);
         s->cnt.rx_head_wb[ch]++;
     }
+    l7_wb_delay_start(s, ch, s->rxb_frames[ch], s->rxb_t[ch]);
+    s->rxb_frames[ch] = 0;
     s->dmac_int_sts |= L7_DMAC_INT_RXFRM(ch);
     l7_update_irq(s);
 }
@@ -855,6 +857,7 @@ void l7_rx_batch_discard(Lan7430State *s, int ch)
     s->rxb[ch].active = false;
     s->rxb[ch].n = 0;
     s->rxb_descs[ch] = 0;
+    s->rxb_frames[ch] = 0;
     if (s->rxb_due[ch] && s->rxb_timer) {
         s->rxb_due[ch] = 0;
         l7_rx_batch_rearm(s);
@@ -878,6 +881,10 @@ static void l7_rx_batch_add(Lan7430State *s, int ch, int ndesc, uint32_t head)
     s->rxb[ch].active = true;
     s->rxb[ch].head_idx = head;
     s->rxb_descs[ch] += ndesc;
+    if (s->rxb_frames[ch] < L7_WB_DELAY_BATCH) {
+        s->rxb_t[ch][s->rxb_frames[ch]] = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    }
+    s->rxb_frames[ch]++;
     s->cnt.rx_wb_batched_desc += ndesc;
     if (s->rxb_descs[ch] >= thres) {
         l7_rx_batch_flush(s, ch, L7B_THRES);
@@ -1136,6 +1143,7 @@ static void l7_rx_frame_done(Lan7430State *s, L7RxFrame *fr, size_t size)
         l7_rx_batch_add(s, ch, fr->nd + (fr->ts ? 1 : 0), fr->idx);
     } else {
         l7_rx_head_wb(s, ch, fr->idx);
+        l7_wb_delay_start(s, ch, 1, NULL);
         s->dmac_int_sts |= L7_DMAC_INT_RXFRM(ch);
         l7_update_irq(s);
     }

@@ -216,6 +216,7 @@ void l7_soft_reset(Lan7430State *s)
     memset(s->mod_map, 0, sizeof(s->mod_map));
     memset(s->mod_cfg, 0, sizeof(s->mod_cfg));
     s->vec_asserted = 0;
+    l7_wb_delay_clear(s);
     for (v = 0; v < L7_MAX_VECTORS; v++) {
         s->vec_last_fire[v] = 0;
         s->vec_mod_due[v] = 0;

@@ -933,6 +933,43 @@ static int64_t cnt_arr(Ctx *c, const char *key, int idx)
     return v;
 }
 
+/* element j of element i of a list of lists */
+static int64_t cnt_arr2(Ctx *c, const char *key, int i, int j)
+{
+    QDict *d = counters(c);
+    QList *l = qdict_get_qlist(d, key);
+    QListEntry *e, *f;
+    int64_t v = -1;
+    int a = 0, b;
+
+    QLIST_FOREACH_ENTRY(l, e) {
+        if (a++ != i) {
+            continue;
+        }
+        b = 0;
+        QLIST_FOREACH_ENTRY(qobject_to(QList, qlist_entry_obj(e)), f) {
+            if (b++ == j) {
+                v = qnum_get_int(qobject_to(QNum, qlist_entry_obj(f)));
+            }
+        }
+    }
+    qobject_unref(d);
+    return v;
+}
+
+/* the histogram bin whose range holds us microseconds */
+static int wb_delay_bin(Ctx *c, int64_t us)
+{
+    int b;
+
+    for (b = 0; cnt_arr(c, "wb_delay_bin_lower_us", b + 1) >= 0; b++) {
+        if (cnt_arr(c, "wb_delay_bin_lower_us", b + 1) > us) {
+            break;
+        }
+    }
+    return b;
+}
+
 static int64_t cnt_mmio(Ctx *c, const char *reg, const char *rw)
 {
     QDict *d = counters(c);
@@ -1618,6 +1655,103 @@ static void test_irq_mod_abs_batch(void)
     qtest_clock_step(c.qs->qts, 1000 * 1000);
     g_assert_cmphex(msix_seen(&c, 2), ==, 0);
     g_assert_cmpint(cnt_arr(&c, "irq_per_vector", 2), ==, 1);
+    ctx_fini(&c);
+}
+
+/*
+ * The write-back to interrupt delay, per vector, in virtual time: two
+ * frames 200 us apart under a 400 us ABS interval wait 400 and 200 us for
+ * their message; a frame written back after the message (vector already
+ * signalled) is counted as masked and not in the histogram; one whose
+ * status the driver clears before the message is unreported.
+ */
+static void test_irq_wb_delay_hist(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[64];
+    int b200, b400, b;
+
+    ctx_init(&c, true);
+    wr(&c, INT_VEC_MAP0, 2);                    /* RX0 -> vector 2 */
+    wr(&c, INT_MOD_MAP0, 2);                    /* RX0 -> INT_MOD_CFG2 */
+    wr(&c, INT_MOD_CFG0 + 8, 400);
+    wr(&c, INT_VEC_EN_SET, 1u << 2);
+    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
+    setup_rx(&c, &r, 0);
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    qtest_clock_step(c.qs->qts, 200 * 1000);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmpint(cnt_arr(&c, "wb_delay_frames", 2), ==, 0);
+    qtest_clock_step(c.qs->qts, 200 * 1000);
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0x102);
+    g_assert_cmpint(cnt_arr(&c, "wb_delay_frames", 2), ==, 2);
+    g_assert_cmpint(cnt_arr(&c, "wb_delay_sum_ns", 2), ==, 600 * 1000);
+    g_assert_cmpint(cnt_arr(&c, "wb_delay_max_ns", 2), ==, 400 * 1000);
+    b200 = wb_delay_bin(&c, 200);
+    b400 = wb_delay_bin(&c, 400);
+    g_assert_cmpint(b200, <, b400);
+    for (b = 0; cnt_arr(&c, "wb_delay_bin_lower_us", b) >= 0; b++) {
+        g_assert_cmpint(cnt_arr2(&c, "wb_delay_hist_per_vector", 2, b), ==,
+                        b == b200 || b == b400);
+    }
+    g_assert_cmpint(cnt_arr2(&c, "wb_delay_hist_per_vector", 0, b200), ==, 0);
+    /* the status is still set, the vector signalled: this one is polled */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 3));
+    g_assert_cmpint(cnt_arr(&c, "wb_masked_frames", 2), ==, 1);
+    g_assert_cmpint(cnt_arr(&c, "wb_delay_frames", 2), ==, 2);
+    /* serviced; a frame whose status is cleared before its message */
+    wr(&c, DMAC_INT_STS, 1u << 16);
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 4));
+    wr(&c, DMAC_INT_STS, 1u << 16);
+    g_assert_cmpint(cnt_arr(&c, "wb_unreported_frames", 2), ==, 1);
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0);
+    g_assert_cmpint(cnt_arr(&c, "wb_delay_frames", 2), ==, 2);
+    ctx_fini(&c);
+}
+
+/*
+ * With write-back batched on the interrupt timer (WB_THRES 3 +
+ * WB_ON_INT_TMR, as the driver programs it) the frames wait in the batch,
+ * not after their write-back: each frame's delay still counts from when it
+ * was in the ring, 400 and 200 us.
+ */
+static void test_irq_wb_delay_batched(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[64];
+
+    ctx_init(&c, true);
+    wr(&c, INT_VEC_MAP0, 2);
+    wr(&c, INT_MOD_MAP0, 2);
+    wr(&c, INT_MOD_CFG0 + 8, 400);
+    wr(&c, INT_VEC_EN_SET, 1u << 2);
+    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
+    setup_rx(&c, &r, 0);
+    wr(&c, RX_CFG_A(0), (1u << 30) | (3u << 24) | (1u << 5));
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 1));
+    qtest_clock_step(c.qs->qts, 200 * 1000);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 2));
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0);
+    qtest_clock_step(c.qs->qts, 200 * 1000);    /* the batch's timer */
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 2));
+    g_assert_cmphex(msix_seen(&c, 2), ==, 0x102);
+    g_assert_cmpint(cnt_arr(&c, "wb_delay_frames", 2), ==, 2);
+    g_assert_cmpint(cnt_arr(&c, "wb_delay_sum_ns", 2), ==, 600 * 1000);
+    g_assert_cmpint(cnt_arr(&c, "wb_delay_max_ns", 2), ==, 400 * 1000);
     ctx_fini(&c);
 }
 
@@ -3152,6 +3286,8 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/counters-irq-moderated",
                    test_counters_irq_moderated);
     qtest_add_func("lan7430/irq-mod-abs-batch", test_irq_mod_abs_batch);
+    qtest_add_func("lan7430/irq-wb-delay-hist", test_irq_wb_delay_hist);
+    qtest_add_func("lan7430/irq-wb-delay-batched", test_irq_wb_delay_batched);
     qtest_add_func("lan7430/irq-mod-interval-bits",
                    test_irq_mod_interval_bits);
     qtest_add_func("lan7430/fault-rx-len", test_fault_rx_len);

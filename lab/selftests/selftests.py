@@ -101,7 +101,8 @@ TARGETS = ["drivers/net/hw", "drivers/net/lan743x"]
 # Our generic tests in drivers/net/hw (run_kselftest.sh -t each: no other
 # hw test runs), those of them the stack has; their results are named
 # <file>.<case>.
-HW_TESTS = "reconfig_traffic.py reconfig_alloc_fail.py napi_contract.py"
+HW_TESTS = ("reconfig_traffic.py reconfig_alloc_fail.py napi_contract.py "
+            "coalesce.py")
 
 
 def targets(ksft):
