@@ -344,14 +344,37 @@ SH_CASE = re.compile(r"^TEST: (.*?)\s+\[\s*(OK|FAIL|SKIP|XFAIL)\s*\]")
 
 def _directive(m):
     """(result, reason) of a KTAP match m of KTAP."""
-    word, rest = m.group(3) or "", (m.group(4) or "").strip()
-    directive = word.upper()
+    word, raw = m.group(3) or "", m.group(4) or ""
+    directive, rest = word.upper(), raw.strip()
     if directive == "SKIP":
         return "skip", rest
     if directive == "XFAIL":
         return "xfail", rest
-    reason = f"{word} {rest}".strip()
+    reason = (word + raw).strip()
     return ("fail" if m.group(1) else "pass"), reason
+
+
+def _why(block):
+    """The reason of a failure among the comments a program printed
+    before its result line (the library's 'Exception|' and 'Check|'
+    lines, or a traceback): a failed check, else the failed command and
+    its stderr, else the exception's own line, else the last comment;
+    the install's path prefix dropped."""
+    lines = [re.sub(r"^(Exception|Check|Warning)\|\s*", "", c).strip()
+             for c in block]
+    lines = [re.sub(r"/\S*/install/", "", c) for c in lines if c]
+    pick = [c for c in lines if "Check failed" in c]
+    if not pick:
+        cmd = [c for c in lines if c.startswith("CMD:")]
+        err = [c for c in lines if c.startswith("STDERR:")]
+        if cmd:
+            pick = [f"{cmd[-1]}: {err[-1][7:].strip()}" if err else cmd[-1]]
+    if not pick:
+        pick = [c for c in lines
+                if re.search(r"\w(Error|Ex|Exception|Failure|Exit):", c)]
+    if not pick:
+        pick = lines
+    return pick[-1][:240] if pick else ""
 
 
 def parse_run_kselftest(text):
@@ -362,18 +385,20 @@ def parse_run_kselftest(text):
     A case's or file's failure takes as its reason its directive's text,
     else the last comment the program printed before it (the library's
     'Exception|' or 'Check failed' line)."""
-    files, cases, last = [], [], ""
+    files, cases, block = [], [], []
     for line in text.splitlines():
         m = KSFT_PROG.match(line)
         if m:
             full = re.match(r"^(?:not )?ok \d+ selftests: (\S+): (\S+)", line)
             res, reason = _directive(KSFT_PROG_D.match(line))
-            if res == "fail" and not reason:
-                reason = last
+            if res == "fail" and (not reason or reason.startswith("exit=")):
+                why = _why(block)
+                reason = f"{reason}: {why}" if reason and why else \
+                    reason or why
             files.append({"collection": full.group(1),
                           "file": full.group(2), "result": res,
                           "reason": reason, "cases": cases})
-            cases, last = [], ""
+            cases, block = [], []
             continue
         if not line.startswith("# "):
             continue
@@ -383,22 +408,22 @@ def parse_run_kselftest(text):
             name = re.sub(r"[^\w.-]+", "_", sh.group(1)).strip("_")
             res = {"OK": "pass", "FAIL": "fail", "SKIP": "skip",
                    "XFAIL": "xfail"}[sh.group(2)]
-            cases.append((name, res, last if res != "pass" else ""))
-            last = ""
+            cases.append((name, res, _why(block) if res != "pass" else ""))
+            block = []
             continue
         m = KTAP.match(inner)
         if m and not inner.startswith((" ", "#")):
             res, reason = _directive(m)
             if res == "fail" and not reason:
-                reason = last
+                reason = _why(block)
             cases.append((m.group(2), res, reason))
-            last = ""
+            block = []
             continue
         comment = inner.lstrip("# ").strip()
         if comment and not re.match(r"^(TAP version|1\.\.\d|Totals:|"
                                     r"timeout set to|selftests: )",
                                     comment):
-            last = comment[:200]
+            block.append(comment)
     return files
 
 
@@ -903,6 +928,47 @@ def write_results(path, results):
                 f.write(f"{m} {t} {r}" + (f"  # {why}" if why else "") + "\n")
 
 
+def file_summary(results, entry):
+    """A file's result and its reason for the table: the file's own line,
+    and its cases counted, with their distinct skip and failure reasons
+    (at most two of each)."""
+    coll, fname = entry.split(":", 1)
+    if entry not in results:
+        return "not run", ""
+    res, why = results[entry]
+    stem = fname.rsplit(".", 1)[0]
+    cases = {t: v for t, v in results.items()
+             if t.startswith(f"{coll}:{stem}.") and t != entry}
+    counts = {r: sum(v[0] == r for v in cases.values()) for r in RESULTS}
+    parts = [f"{counts[r]} {r}" for r in RESULTS if counts[r]]
+    notes = []
+    for r in ("fail", "skip", "xfail"):
+        seen = []
+        for t, v in cases.items():
+            if v[0] == r and v[1] not in seen:
+                seen.append(v[1])
+                why = v[1] if len(v[1]) <= 150 else v[1][:147] + "..."
+                notes.append(f"{r} {t.split(':', 1)[1]}: {why or '-'}")
+            if len(seen) >= 2:
+                break
+    text = "; ".join(filter(None, [why, ", ".join(parts)] + notes))
+    return res, " ".join(text.replace("|", "/").split())
+
+
+def file_table(results, names, entries):
+    """Markdown: one row per file, the result of each module in NAMES
+    with its reason."""
+    rows = ["| test file | " + " | ".join(names) + " |",
+            "|---|" + "---|" * len(names)]
+    for e in entries:
+        cells = []
+        for n in names:
+            res, why = file_summary(results.get(n, {}), e)
+            cells.append(f"**{res}**" + (f" ({why})" if why else ""))
+        rows.append(f"| {e} | " + " | ".join(cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
 def main_whole(args, cmd, env, out, names, install):
     """make ksft: every file of WHOLE against each module, one boot after
     another until each file has run (a boot that crashes or times out is
@@ -952,6 +1018,7 @@ def main_whole(args, cmd, env, out, names, install):
             progress(f"module {n}: {len(notrun)} files did not run: "
                      f"{' '.join(notrun)}")
     write_results(out / "results.txt", results)
+    (out / "table.md").write_text(file_table(results, names, entries))
     got = {m: {t: v[0] for t, v in r.items()} for m, r in results.items()}
     expected = (load_expected(Path(args.expected))
                 if Path(args.expected).exists() else {})
