@@ -947,8 +947,8 @@ def file_summary(results, entry):
         for t, v in cases.items():
             if v[0] == r and v[1] not in seen:
                 seen.append(v[1])
-                why = v[1] if len(v[1]) <= 150 else v[1][:147] + "..."
-                notes.append(f"{r} {t.split(':', 1)[1]}: {why or '-'}")
+                short = v[1] if len(v[1]) <= 150 else v[1][:147] + "..."
+                notes.append(f"{r} {t.split(':', 1)[1]}: {short or '-'}")
             if len(seen) >= 2:
                 break
     text = "; ".join(filter(None, [why, ", ".join(parts)] + notes))
