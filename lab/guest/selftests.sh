@@ -245,6 +245,12 @@ ksft_whole() {	# ksft_whole NAME DUT: every file of LAN743X_KSFT_WHOLE
 			continue
 		fi
 		log "module $name: $e"
+		# a file that set an MTU below 1280 took the IPv6 addresses
+		# with it: each file starts with both ends' addresses, as a
+		# freshly configured CI machine has them
+		ip link set "$dut" up
+		ip addr replace "$LOCAL_V4/24" dev "$dut"
+		ipv6_setup "$dut" >/dev/null 2>&1 || log "module $name: no IPv6 before $e"
 		echo "# module $name: run_kselftest.sh -o ${LAN743X_KSFT_TIMEOUT:-300} -t $e" >"$tap"
 		sync
 		t=$SECONDS
