@@ -1,6 +1,6 @@
 """make ksft's pieces that need no VM (seconds):
 
-- lab/selftests/selftests.py's parse_run_kselftest(): run_kselftest.sh's
+- lab/selftests/ksft_results.py's parse_run_kselftest(): run_kselftest.sh's
   output into one result per file (its 'selftests: COLLECTION: FILE'
   line) and one per case (the program's KTAP lines, or a shell test's
   'TEST: ... [ OK ]' lines), each skip and failure with its reason; a
@@ -20,7 +20,8 @@ import sys
 from conftest import LAB, ROOT
 
 sys.path.insert(0, str(LAB / "selftests"))
-import selftests  # noqa: E402  pylint: disable=wrong-import-position
+import ksft_results
+import selftests
 
 OUTPUT = """\
 TAP version 13
@@ -65,13 +66,14 @@ ok 1 selftests: drivers/net/hw: devmem.py # SKIP
 
 def test_parse_files_and_cases():
     """One result per file, one per case, with their reasons."""
-    files = selftests.parse_run_kselftest(OUTPUT)
+    files = ksft_results.parse_run_kselftest(OUTPUT)
+    assert len(files) == 4
     got = [(f["collection"], f["file"], f["result"]) for f in files]
     assert got == [("drivers/net", "ping.py", "fail"),
                    ("drivers/net/hw", "tso.py", "fail"),
                    ("drivers/net/hw", "ethtool.sh", "pass"),
                    ("drivers/net/hw", "devmem.py", "skip")]
-    ping, tso, eth, devmem = files
+    ping, tso, eth, devmem = files[0], files[1], files[2], files[3]
     assert ping["cases"] == [
         ("ping.test_default_v4", "pass", ""),
         ("ping.test_xdp_generic_sb", "skip", "no XDP support in the device"),
@@ -104,7 +106,7 @@ def test_whole_results(tmp_path):
         "# selftests: drivers/net/hw: tso.py\n# ok 1 tso.ipv4\n")
     entries = ["drivers/net:ping.py", "drivers/net/hw:irq.py",
                "drivers/net/hw:tso.py", "drivers/net/hw:csum.py"]
-    res, notrun = selftests.whole_results(tmp_path, "series", entries)
+    res, notrun = ksft_results.whole_results(tmp_path, "series", entries)
     assert notrun == ["drivers/net/hw:csum.py"]
     assert res["drivers/net:ping.py"][0] == "fail"
     assert res["drivers/net:ping.test_default_v4"] == ("pass", "")
@@ -115,7 +117,7 @@ def test_whole_results(tmp_path):
     assert "stopped" in res["drivers/net/hw:tso.py"][1]
     # the expected file's format, read back by its own loader
     out = tmp_path / "results.txt"
-    selftests.write_results(out, {"series": res})
+    ksft_results.write_results(out, {"series": res})
     back = selftests.load_expected(out)
     assert {t: v[0] for t, v in back["series"].items()} == \
         {t: v[0] for t, v in res.items()}
@@ -124,9 +126,9 @@ def test_whole_results(tmp_path):
 def netconfig(tmp_path, *args):
     """lib.sh's netconfig FILE DUT ARGS..., as a dict."""
     f = tmp_path / "net.config"
-    subprocess.run(["bash", "-c", f'. "{LAB}/guest/lib.sh" && netconfig '
-                    '"$@"', "netconfig", str(f), "enp0s10"] + list(args),
-                   check=True)
+    script = f'. "{LAB}/guest/lib.sh" && netconfig "$@"'
+    subprocess.run(["bash", "-c", script, "netconfig", str(f), "enp0s10"]
+                   + list(args), check=True)
     lines = [x for x in f.read_text().splitlines() if not x.startswith("#")]
     return dict(x.split("=", 1) for x in lines)
 

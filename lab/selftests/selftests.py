@@ -61,6 +61,9 @@ import sys
 import time
 from pathlib import Path
 
+import ksft_results
+from ksft_results import KTAP, RESULTS, WHOLE
+
 LAB = Path(__file__).resolve().parents[1]
 ROOT = LAB.parent
 # expected results per stack (each on its own base and library)
@@ -104,10 +107,6 @@ TARGETS = ["drivers/net/hw", "drivers/net/lan743x"]
 HW_TESTS = "reconfig_traffic.py reconfig_alloc_fail.py napi_contract.py"
 
 
-# make ksft: the whole driver test targets, as netdev's CI runs them
-WHOLE = ["drivers/net", "drivers/net/hw"]
-
-
 def targets(ksft):
     """The TARGETS the selftests tree KSFT has."""
     return [t for t in TARGETS if (ksft / t / "Makefile").exists()]
@@ -127,13 +126,9 @@ GENERIC = {
 # them at ~7 minutes a stack).
 RUNNER = {"6.12": ("kselftest", "netns ssh", "series"),
           "7.3": ("kselftest", "netns ssh", "series")}
-KTAP = re.compile(r"^\s*(not )?ok \d+ (\S+)(?:\s+#\s*(\w+)?(.*))?$")
 # a test program's own line in run_kselftest.sh's output
 KSFT_PROG = re.compile(r"^(not )?ok \d+ selftests: (\S+): (\S+?)(?:\.py)?"
                        r"(?:\s+#\s*(\w+)?(.*))?$")
-# the same line, with its directive in groups 3 and 4 as KTAP has it
-KSFT_PROG_D = re.compile(r"^(not )?ok \d+ (selftests: \S+: \S+)"
-                         r"(?:\s+#\s*(\w+)?(.*))?$")
 
 
 def progress(msg):
@@ -338,123 +333,6 @@ def _ksft_lines(text, prefix, r):
         seen_in_prog += 1
 
 
-# a shell test's own result line (net/forwarding/lib.sh's log_test)
-SH_CASE = re.compile(r"^TEST: (.*?)\s+\[\s*(OK|FAIL|SKIP|XFAIL)\s*\]")
-
-
-def _directive(m):
-    """(result, reason) of a KTAP match m of KTAP."""
-    word, raw = m.group(3) or "", m.group(4) or ""
-    directive, rest = word.upper(), raw.strip()
-    if directive == "SKIP":
-        return "skip", rest
-    if directive == "XFAIL":
-        return "xfail", rest
-    reason = (word + raw).strip()
-    return ("fail" if m.group(1) else "pass"), reason
-
-
-def _why(block):
-    """The reason of a failure among the comments a program printed
-    before its result line (the library's 'Exception|' and 'Check|'
-    lines, or a traceback): a failed check, else the failed command and
-    its stderr, else the exception's own line, else the last comment;
-    the install's path prefix dropped."""
-    lines = [re.sub(r"^(Exception|Check|Warning)\|\s*", "", c).strip()
-             for c in block]
-    lines = [re.sub(r"/\S*/install/", "", c) for c in lines if c]
-    pick = [c for c in lines if "Check failed" in c]
-    if not pick:
-        cmd = [c for c in lines if c.startswith("CMD:")]
-        err = [c for c in lines if c.startswith("STDERR:")]
-        if cmd:
-            pick = [f"{cmd[-1]}: {err[-1][7:].strip()}" if err else cmd[-1]]
-    if not pick:
-        pick = [c for c in lines
-                if re.search(r"\w(Error|Ex|Exception|Failure|Exit):", c)]
-    if not pick:
-        pick = lines
-    return pick[-1][:240] if pick else ""
-
-
-def parse_run_kselftest(text):
-    """The files run_kselftest.sh ran, in its output text: a list of
-    {collection, file, result, reason, cases}, cases a list of (name,
-    result, reason) from the program's own KTAP lines (or a shell test's
-    'TEST: ... [ OK ]' lines), which run_kselftest.sh indents with '# '.
-    A case's or file's failure takes as its reason its directive's text,
-    else the last comment the program printed before it (the library's
-    'Exception|' or 'Check failed' line)."""
-    files, cases, block = [], [], []
-    for line in text.splitlines():
-        m = KSFT_PROG.match(line)
-        if m:
-            full = re.match(r"^(?:not )?ok \d+ selftests: (\S+): (\S+)", line)
-            res, reason = _directive(KSFT_PROG_D.match(line))
-            if res == "fail" and (not reason or reason.startswith("exit=")):
-                why = _why(block)
-                reason = f"{reason}: {why}" if reason and why else \
-                    reason or why
-            files.append({"collection": full.group(1),
-                          "file": full.group(2), "result": res,
-                          "reason": reason, "cases": cases})
-            cases, block = [], []
-            continue
-        if not line.startswith("# "):
-            continue
-        inner = line[2:]
-        sh = SH_CASE.match(inner)
-        if sh:
-            name = re.sub(r"[^\w.-]+", "_", sh.group(1)).strip("_")
-            res = {"OK": "pass", "FAIL": "fail", "SKIP": "skip",
-                   "XFAIL": "xfail"}[sh.group(2)]
-            cases.append((name, res, _why(block) if res != "pass" else ""))
-            block = []
-            continue
-        m = KTAP.match(inner)
-        if m and not inner.startswith((" ", "#")):
-            res, reason = _directive(m)
-            if res == "fail" and not reason:
-                reason = _why(block)
-            cases.append((m.group(2), res, reason))
-            block = []
-            continue
-        comment = inner.lstrip("# ").strip()
-        if comment and not re.match(r"^(TAP version|1\.\.\d|Totals:|"
-                                    r"timeout set to|selftests: )",
-                                    comment):
-            block.append(comment)
-    return files
-
-
-def whole_results(outdir, name, entries):
-    """make ksft: {test: (result, reason)} of module NAME from
-    outdir/NAME/whole/*.tap, per file (COLLECTION:FILE) and per case
-    (COLLECTION:CASE), and the entries (COLLECTION:FILE of the install's
-    kselftest-list.txt) that did not run."""
-    res, notrun = {}, []
-    for e in entries:
-        tap = outdir / name / "whole" / (e.replace("/", "-").replace(":", "-")
-                                         + ".tap")
-        if not tap.exists():
-            notrun.append(e)
-            continue
-        text = tap.read_text(errors="replace")
-        files = parse_run_kselftest(text)
-        if not files:
-            why = ("the run ended during this test (the VM was stopped)"
-                   if "# exit status" not in text else
-                   "run_kselftest.sh printed no result line")
-            res[e] = ("fail", why)
-            continue
-        for f in files:
-            coll = f["collection"]
-            res[f"{coll}:{f['file']}"] = (f["result"], f["reason"])
-            for case, r, why in f["cases"]:
-                res[f"{coll}:{case}"] = (r, why)
-    return res, notrun
-
-
 def parse_ktap(outdir, modules):
     """{module: {test: result}} from outdir/<module>/*.ktap."""
     res = {}
@@ -503,7 +381,6 @@ def parse_ktap(outdir, modules):
     return res
 
 
-RESULTS = ("pass", "fail", "skip", "xfail")
 
 
 def load_expected(path):
@@ -834,7 +711,8 @@ def main():
         runner = "kselftest"
         progress(f"make install of the selftests (TARGETS={' '.join(WHOLE)})")
         install = install_tests(ksft, out / "install", whole=True)
-        not_built(out)
+        for x in ksft_results.not_built(out):
+            progress(f"not built: {x}")
     elif runner == "kselftest":
         progress("make install of the selftests (TARGETS="
                  f"{' '.join(targets(ksft))})")
@@ -902,80 +780,13 @@ def main():
     sys.exit(1 if bad or rc or not results else 0)
 
 
-def not_built(out):
-    """make ksft: what make install left out, from its log (a Makefile's
-    own 'excluding ...' warning), into out/not-built.txt."""
-    log = (out / "make-install.log").read_text(errors="replace")
-    lines = sorted({m.group(1).strip() for m in re.finditer(
-        r"^Makefile:\d+: (excluding .*)$", log, re.MULTILINE)})
-    (out / "not-built.txt").write_text("".join(f"{x}\n" for x in lines))
-    for x in lines:
-        progress(f"not built: {x}")
-
-
-def whole_entries(install):
-    """COLLECTION:FILE of the install's WHOLE targets, in its order."""
-    return [e for e in (install / "kselftest-list.txt").read_text().split()
-            if e.split(":", 1)[0] in WHOLE]
-
-
-def write_results(path, results):
-    """{module: {test: (result, reason)}} in the expected files' format."""
-    with open(path, "w", encoding="utf-8") as f:
-        for m, tests in results.items():
-            for t, (r, why) in tests.items():
-                why = " ".join(why.split())
-                f.write(f"{m} {t} {r}" + (f"  # {why}" if why else "") + "\n")
-
-
-def file_summary(results, entry):
-    """A file's result and its reason for the table: the file's own line,
-    and its cases counted, with their distinct skip and failure reasons
-    (at most two of each)."""
-    coll, fname = entry.split(":", 1)
-    if entry not in results:
-        return "not run", ""
-    res, why = results[entry]
-    stem = fname.rsplit(".", 1)[0]
-    cases = {t: v for t, v in results.items()
-             if t.startswith(f"{coll}:{stem}.") and t != entry}
-    counts = {r: sum(v[0] == r for v in cases.values()) for r in RESULTS}
-    parts = [f"{counts[r]} {r}" for r in RESULTS if counts[r]]
-    notes = []
-    for r in ("fail", "skip", "xfail"):
-        seen = []
-        for t, v in cases.items():
-            if v[0] == r and v[1] not in seen:
-                seen.append(v[1])
-                short = v[1] if len(v[1]) <= 150 else v[1][:147] + "..."
-                notes.append(f"{r} {t.split(':', 1)[1]}: {short or '-'}")
-            if len(seen) >= 2:
-                break
-    text = "; ".join(filter(None, [why, ", ".join(parts)] + notes))
-    return res, " ".join(text.replace("|", "/").split())
-
-
-def file_table(results, names, entries):
-    """Markdown: one row per file, the result of each module in NAMES
-    with its reason."""
-    rows = ["| test file | " + " | ".join(names) + " |",
-            "|---|" + "---|" * len(names)]
-    for e in entries:
-        cells = []
-        for n in names:
-            res, why = file_summary(results.get(n, {}), e)
-            cells.append(f"**{res}**" + (f" ({why})" if why else ""))
-        rows.append(f"| {e} | " + " | ".join(cells) + " |")
-    return "\n".join(rows) + "\n"
-
-
 def main_whole(args, cmd, env, out, names, install):
     """make ksft: every file of WHOLE against each module, one boot after
     another until each file has run (a boot that crashes or times out is
     followed by one that goes on from the next file, as long as a boot
     gets further than the one before); results per file and per case,
     compared with args.expected."""
-    entries = whole_entries(install)
+    entries = ksft_results.whole_entries(install)
     env = dict(env, LAN743X_KSFT_WHOLE=" ".join(WHOLE),
                LAN743X_KSFT_TIMEOUT=os.environ.get("LAN743X_KSFT_TIMEOUT",
                                                    "300"),
@@ -1001,7 +812,7 @@ def main_whole(args, cmd, env, out, names, install):
     results = {}
     lab = parse_ktap(out, names)
     for n in names:
-        r, notrun = whole_results(out, n, entries)
+        r, notrun = ksft_results.whole_results(out, n, entries)
         for t, v in lab.get(n, {}).items():
             if t.startswith("lab."):
                 r[t] = (v, "")
@@ -1017,8 +828,8 @@ def main_whole(args, cmd, env, out, names, install):
         if notrun:
             progress(f"module {n}: {len(notrun)} files did not run: "
                      f"{' '.join(notrun)}")
-    write_results(out / "results.txt", results)
-    (out / "table.md").write_text(file_table(results, names, entries))
+    ksft_results.write_results(out / "results.txt", results)
+    (out / "table.md").write_text(ksft_results.file_table(results, names, entries))
     got = {m: {t: v[0] for t, v in r.items()} for m, r in results.items()}
     expected = (load_expected(Path(args.expected))
                 if Path(args.expected).exists() else {})
