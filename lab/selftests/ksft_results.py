@@ -153,6 +153,8 @@ def write_results(path, results):
         for m, tests in results.items():
             for t, (r, why) in tests.items():
                 why = " ".join(why.split())
+                if r != "pass" and not t.startswith("lab."):
+                    why = classify(why or "no reason printed", t)
                 f.write(f"{m} {t} {r}" + (f"  # {why}" if why else "") + "\n")
 
 
@@ -175,11 +177,13 @@ def file_summary(results, entry):
         for t, v in cases.items():
             if v[0] == r and v[1] not in seen:
                 seen.append(v[1])
-                short = v[1] if len(v[1]) <= 150 else v[1][:147] + "..."
+                short = short_reason(v[1], t)
                 notes.append(f"{r} {t.split(':', 1)[1]}: {short or '-'}")
             if len(seen) >= 2:
                 break
-    text = "; ".join(filter(None, [why, ", ".join(parts)] + notes))
+    text = "; ".join(filter(None, [short_reason(why, entry),
+                                   ", ".join(parts)]
+                            + notes))
     return res, " ".join(text.replace("|", "/").split())
 
 
@@ -195,3 +199,147 @@ def file_table(results, names, entries):
             cells.append(f"**{res}**" + (f" ({why})" if why else ""))
         rows.append(f"| {e} | " + " | ".join(cells) + " |")
     return "\n".join(rows) + "\n"
+
+
+# What a skip's or failure's reason comes from, by the text the program
+# printed: "device" = a feature lan743x (or the model of it) does not
+# have; "lab" = a limit of this lab, with what would lift it. The first
+# pattern that matches the reason wins; a reason none matches is given
+# as the test's own.
+CLASSES = [
+    (r"failed to find valid kernel BTF",
+     ("lab: the guest kernel has no BTF (CONFIG_DEBUG_INFO_BTF needs "
+      "pahole >= 1.26, Debian 12 has 1.24; a newer pahole lifts it); "
+      "lan743x has no XDP either")),
+    (r"ethtool --json -l",
+     ("lab: the guest's ethtool 6.14 has no --json for -l (a newer "
+      "ethtool lifts it)")),
+    (r"^\S*\bpsp\.",
+     ("lab: the guest kernel has no CONFIG_INET_PSP (drivers/net/config "
+      "lifts it); lan743x has no PSP offload either")),
+    (r"Family 'devlink' not supported",
+     ("lab: the guest kernel has no CONFIG_NET_DEVLINK; lan743x registers "
+      "no devlink instance either")),
+    (r"Family 'net-shaper' not supported",
+     ("lab: the guest kernel has no CONFIG_NET_SHAPER (drivers/net/config "
+      "lifts it); lan743x has no net_shaper_ops either")),
+    (r"netconsole|NETCONSOLE",
+     ("lab: the guest kernel has no CONFIG_NETCONSOLE(_DYNAMIC) or "
+      "CONFIG_CONFIGFS_FS (drivers/net/config lifts it)")),
+    (r"nr_hugepages|udmabuf|HUGETLB",
+     ("lab: the guest kernel has no CONFIG_HUGETLBFS/CONFIG_UDMABUF "
+      "(hw/config lifts it); lan743x has no queue API for devmem either")),
+    (r"pppoe",
+     ("lab: the guest kernel has no CONFIG_PPP/CONFIG_PPPOE "
+      "(drivers/net/config lifts it)")),
+    ((r"RTNETLINK answers: Operation not supported|tc .*qdisc|"
+      r"Specified qdisc kind is unknown"),
+     ("lab: the guest kernel has no CONFIG_NET_SCHED (drivers/net/config "
+      "lifts it)")),
+    (r"Unknown device type|type (macsec|vxlan|netkit|ipip|gre)",
+     ("lab: the guest kernel lacks that link type (the targets' config "
+      "fragments lift it)")),
+    (r"AF_XDP|xsk",
+     ("device: lan743x has no XDP, so no AF_XDP (the guest kernel has no "
+      "CONFIG_XDP_SOCKETS either)")),
+    (r"XDP|xdp",
+     "device: lan743x has no XDP"),
+    (r"ethtool -L|channels|combined",
+     "device: lan743x has no ethtool -L (channels-set)"),
+    (r"only works on netdevsim",
+     "device: a netdevsim-only case"),
+    (r"did not ramp up",
+     ("lab: the emulated link under TCG does not reach the rate the test "
+      "waits for")),
+    (r"TIMEOUT",
+     "timeout: the per-test timeout (LAN743X_KSFT_TIMEOUT) expired"),
+    (r"(?i)not support|unsupported|does not report",
+     "device"),
+]
+
+
+def classify(reason, test=""):
+    """reason with what it comes from in front (CLASSES, matched against
+    the test's name, a space and the reason)."""
+    if not reason:
+        return reason
+    for pat, what in CLASSES:
+        if re.search(pat, f"{test} {reason}"):
+            return f"{what}: {reason}"
+    return f"test: {reason}"
+
+
+def short_reason(reason, test=""):
+    """The class of a reason (CLASSES) where it has one, else the reason,
+    cut to 150 characters: for the table."""
+    for pat, what in CLASSES:
+        if reason and re.search(pat, f"{test} {reason}") and \
+                what != "device":
+            return what
+    short = classify(reason, test)
+    return short if len(short) <= 150 else short[:147] + "..."
+
+
+def lab_results(mdir):
+    """{lab.*: (result, "")} of a module's directory (selftests.sh's
+    load, state and dmesg checks)."""
+    r = {}
+    for f in sorted(mdir.glob("*.ktap")):
+        for line in f.read_text(errors="replace").splitlines():
+            m = KTAP.match(line)
+            if m and m.group(2).startswith("lab."):
+                r[m.group(2)] = ("fail" if m.group(1) else "pass", "")
+    return r
+
+
+def merge(runs, dest):
+    """The results of make ksft's run directories RUNS (one module each,
+    or more) into DEST: results.txt (the expected files' format),
+    table.md (a row per file), <module>.tap (the raw output of every
+    file in order), not-run-<module>.txt and not-built.txt."""
+    results, names, entries = {}, [], []
+    dest.mkdir(parents=True, exist_ok=True)
+    for run in runs:
+        entries = entries or whole_entries(run / "install")
+        for mdir in sorted(d for d in run.iterdir()
+                           if (d / "whole").is_dir()):
+            name = mdir.name
+            names.append(name)
+            r, notrun = whole_results(run, name, entries)
+            r.update(lab_results(mdir))
+            results[name] = r
+            (dest / f"not-run-{name}.txt").write_text(
+                "".join(f"{e}\n" for e in notrun))
+            with open(dest / f"{name}.tap", "w", encoding="utf-8") as f:
+                for e in entries:
+                    tap = mdir / "whole" / (e.replace("/", "-")
+                                            .replace(":", "-") + ".tap")
+                    if tap.exists():
+                        f.write(tap.read_text(errors="replace"))
+        if (run / "not-built.txt").exists():
+            (dest / "not-built.txt").write_text(
+                (run / "not-built.txt").read_text())
+    write_results(dest / "results.txt", results)
+    (dest / "table.md").write_text(file_table(results, names, entries))
+    return results, names, entries
+
+
+def main():
+    """merge RUN... --out DIR (see merge())."""
+    import argparse  # pylint: disable=import-outside-toplevel
+    from pathlib import Path  # pylint: disable=import-outside-toplevel
+    ap = argparse.ArgumentParser(description=merge.__doc__.split("\n")[0])
+    ap.add_argument("runs", nargs="+", type=Path)
+    ap.add_argument("--out", required=True, type=Path)
+    a = ap.parse_args()
+    results, names, entries = merge(a.runs, a.out)
+    for n in names:
+        counts = {r: sum(results[n].get(e, ("not run",))[0] == r
+                         for e in entries)
+                  for r in RESULTS + ("not run",)}
+        print(f"{n}: files " + ", ".join(f"{v} {k}" for k, v in
+                                         counts.items() if v))
+
+
+if __name__ == "__main__":
+    main()
