@@ -328,7 +328,7 @@ def main():
     """merge RUN... --out DIR (see merge())."""
     import argparse  # pylint: disable=import-outside-toplevel
     from pathlib import Path  # pylint: disable=import-outside-toplevel
-    ap = argparse.ArgumentParser(description=merge.__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=merge.__doc__.split("\n", maxsplit=1)[0])
     ap.add_argument("runs", nargs="+", type=Path)
     ap.add_argument("--out", required=True, type=Path)
     a = ap.parse_args()
