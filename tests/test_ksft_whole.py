@@ -162,3 +162,20 @@ def test_make_test_covers_the_stacks_tests():
         if g.startswith("hw/")}
     assert changed, "no drivers/net/hw test in patches/"
     assert changed <= named, changed - named
+
+
+def test_reasons_say_device_or_lab():
+    """A skip for a feature lan743x lacks reads 'device:', one for a lab
+    limit 'lab:' with what lifts it; a reason of no known kind is the
+    test's own."""
+    c = ksft_results.classify
+    assert c("device does not support native-XDP",
+             "drivers/net:ping.test_xdp_native_sb").startswith(
+                 "device: lan743x has no XDP")
+    assert c("CMD: ip link set dev enp0s10 xdpdrv obj x.bpf.o: libbpf: "
+             "failed to find valid kernel BTF").startswith(
+                 "lab: the guest kernel has no BTF")
+    assert "lifts it" in c("Netlink error: Unknown device type",
+                           "drivers/net:psp.py")
+    assert c("some new reason").startswith("test: some new reason")
+    assert c("") == ""
