@@ -41,7 +41,7 @@ def _why(block):
     lines = [re.sub(r"/\S*/install/", "", c) for c in lines if c]
     pick = [c for c in lines if "Check failed" in c]
     if not pick:
-        cmd = [c for c in lines if c.startswith("CMD:")]
+        cmd = [c for c in lines if re.match(r"CMD(\[\w+\])?:", c)]
         err = [c for c in lines if c.startswith("STDERR:")]
         if cmd:
             pick = [f"{cmd[-1]}: {err[-1][7:].strip()}" if err else cmd[-1]]
@@ -251,6 +251,15 @@ CLASSES = [
     (r"did not ramp up",
      ("lab: the emulated link under TCG does not reach the rate the test "
       "waits for")),
+    (r"missing packets at pf_packet",
+     ("lab: the receiver's fixed wait ended before the frames came (TCG on "
+      "a loaded host; seen on both modules, in different cases from run "
+      "to run)")),
+    (r"Cannot find device \"(vveth|eth)\d+\"",
+     ("lab: a net/forwarding-style test takes its ports from "
+      "forwarding.config (NETIFS), which the lab does not write; it fell "
+      "back to veth names (a forwarding.config naming the DUT and the "
+      "peer's port in one namespace would lift it)")),
     (r"TIMEOUT",
      "timeout: the per-test timeout (LAN743X_KSFT_TIMEOUT) expired"),
     (r"(?i)not support|unsupported|does not report",
