@@ -260,6 +260,10 @@ CLASSES = [
       "forwarding.config (NETIFS), which the lab does not write; it fell "
       "back to veth names (a forwarding.config naming the DUT and the "
       "peer's port in one namespace would lift it)")),
+    (r"LOCAL_PREFIX_V6 required",
+     ("lab: the netkit tests want LOCAL_PREFIX_V6 in net.config (a routed "
+      "IPv6 prefix for the netkit peers), which the lab's does not have; "
+      "the guest kernel has no CONFIG_NETKIT either")),
     (r"TIMEOUT",
      "timeout: the per-test timeout (LAN743X_KSFT_TIMEOUT) expired"),
     (r"(?i)not support|unsupported|does not report",
