@@ -264,6 +264,10 @@ CLASSES = [
      ("lab: the netkit tests want LOCAL_PREFIX_V6 in net.config (a routed "
       "IPv6 prefix for the netkit peers), which the lab's does not have; "
       "the guest kernel has no CONFIG_NETKIT either")),
+    (r"timed out after|Traffic seems low",
+     ("lab: the test's own time or rate limit (a command's timeout, a "
+      "packet rate precheck) is not met under TCG on a loaded host; make "
+      "test runs the same file with the host less busy")),
     (r"TIMEOUT",
      "timeout: the per-test timeout (LAN743X_KSFT_TIMEOUT) expired"),
     (r"(?i)not support|unsupported|does not report",
