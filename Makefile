@@ -23,7 +23,7 @@ FULL ?=
 # PYTEST_XDIST= runs them one after the other.
 PYTEST_XDIST ?= -n 3 --dist loadfile --no-loadscope-reorder
 
-.PHONY: help setup tree export check kernel qemu unit test bench e2e selftests soak outage sweep arm-e2e arm-bench arm-selftests
+.PHONY: help setup tree export check kernel qemu unit test bench e2e selftests ksft soak outage sweep arm-e2e arm-bench arm-selftests
 
 help:
 	@echo "make bench   main job: build, boot the emulated LAN7430, A/B bench upstream vs series, table"
@@ -41,6 +41,8 @@ help:
 	@echo "make soak    1000 live MTU/ring changes on the debug kernel (not CI)"
 	@echo "make e2e     guest e2e, upstream vs series module (STACK=6.12: the backport)"
 	@echo "make selftests  lan743x, hw and generic kselftests in the guest, upstream vs series"
+	@echo "make ksft    every file of the kselftest targets drivers/net and drivers/net/hw, as"
+	@echo "             netdev's CI runs them (IPv4 and IPv6), upstream vs series; hours, not in make test"
 	@echo "ARCH=armv7   bench, e2e, selftests in the ARMv7 guest (virt, 32-bit, non-coherent DMA);"
 	@echo "             make arm-bench, arm-e2e, arm-selftests are the same with ARCH=armv7"
 
@@ -145,6 +147,16 @@ e2e: setup
 SELFTESTS = $(PY) lab/selftests/selftests.py --arch $(1) $(if $(MODULES),--modules "$(MODULES)")
 selftests: setup
 	@$(call SELFTESTS,$(ARCH))
+
+# The whole driver test targets (drivers/net, drivers/net/hw, with net/lib)
+# as netdev's CI runs them: make install, then run_kselftest.sh -t for
+# each file (LAN743X_KSFT_TIMEOUT, default 300 s each) with a net.config
+# of IPv4 and IPv6 on both ends, the peer in a network namespace; results
+# per file and per case against lab/selftests/expected/STACK-ksft.txt
+# (docs/selftests.md). Hours under TCG: not part of make test, which runs
+# the subset of make selftests.
+ksft: setup
+	@$(PY) lab/selftests/selftests.py --whole $(if $(MODULES),--modules "$(MODULES)")
 
 # the ARMv7 guest's targets by their names
 arm-e2e: setup

@@ -7,6 +7,9 @@
 NS=${NS:-ksft-lan743x-peer}
 LOCAL_V4=${LOCAL_V4:-192.0.2.1}
 REMOTE_V4=${REMOTE_V4:-192.0.2.2}
+# IPv6 of both ends (documentation prefix), added by ipv6_setup only
+LOCAL_V6=${LOCAL_V6:-2001:db8:743::1}
+REMOTE_V6=${REMOTE_V6:-2001:db8:743::2}
 PEER_MAC=${LAN743X_PEER_MAC:-02:74:30:00:00:02}
 DFLAG=()
 [ -n "${LAN743X_MODDIR:-}" ] && [ -d "$LAN743X_MODDIR/lib/modules" ] && DFLAG=(-d "$LAN743X_MODDIR")
@@ -71,4 +74,33 @@ dut_setup() {
 	done
 	for i in $(seq 1 30); do ping -c 1 -W 1 "$REMOTE_V4" >/dev/null 2>&1 && break; done
 	echo "$dut"
+}
+
+ipv6_setup() {	# ipv6_setup DUT: LOCAL_V6 on DUT, REMOTE_V6 on the peer
+	local dut=$1 peer i
+	peer=$(ip -n "$NS" -o link show | awk -F': ' '$2 != "lo" {print $2; exit}')
+	peer=${peer%%@*}
+	[ -n "$peer" ] || { log "no peer interface in netns $NS"; return 1; }
+	ip -6 addr replace "$LOCAL_V6/64" dev "$dut" nodad || return 1
+	ip -n "$NS" -6 addr replace "$REMOTE_V6/64" dev "$peer" nodad || return 1
+	for i in $(seq 1 30); do ping -6 -c 1 -W 1 "$REMOTE_V6" >/dev/null 2>&1 && return 0; done
+	log "ping -6 $REMOTE_V6 fails"
+	return 1
+}
+
+netconfig() {	# netconfig FILE DUT MODE [v6]: a net.config in NIPA's layout
+	local f=$1 dut=$2 mode=$3 v6=${4:-}
+	{
+		echo "# written by lab/guest/selftests.sh ($mode mode)"
+		echo "NETIF=$dut"
+		echo "LOCAL_V4=$LOCAL_V4"
+		echo "REMOTE_V4=$REMOTE_V4"
+		if [ -n "$v6" ]; then
+			echo "LOCAL_V6=$LOCAL_V6"
+			echo "REMOTE_V6=$REMOTE_V6"
+		fi
+		echo "REMOTE_TYPE=$mode"
+		if [ "$mode" = ssh ]; then echo "REMOTE_ARGS=root@$REMOTE_V4"
+		else echo "REMOTE_ARGS=$NS"; fi
+	} >"$f"
 }

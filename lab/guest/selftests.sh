@@ -38,6 +38,16 @@
 #        tests, relative to drivers/net, e.g. "ping.py hw/pp_alloc_fail.py";
 #        each one that exists in the tree runs after ours, KTAP in
 #        generic-<name>.ktap; one that does not exist is reported missing),
+#        LAN743X_KSFT_WHOLE (make ksft: space list of kselftest
+#        collections, e.g. "drivers/net drivers/net/hw"): instead of the
+#        above, every file of those collections in the install's
+#        kselftest-list.txt, each by run_kselftest.sh -o
+#        LAN743X_KSFT_TIMEOUT (default 300 s) -t COLLECTION:FILE, with a
+#        net.config of IPv4 and IPv6 on both ends; the output of each in
+#        NAME/whole/<collection>-<file>.tap. A file whose output exists
+#        from an earlier boot is not run again; one whose output has no
+#        end (the guest died in it) is recorded as a failure, and the
+#        run goes on with the next.
 #        plus the knobs of the tests (LAN743X_MIN_MBPS, LAN743X_XFER_SECS...).
 #
 # Prints each test's KTAP output; exit status 0 when every program ran
@@ -177,15 +187,7 @@ ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
 	# the same net.config next to the lan743x tests and our hw tests
 	for d in lan743x hw; do
 		[ -d "$INSTALL/drivers/net/$d" ] || continue
-		{
-			echo "# written by lab/guest/selftests.sh ($mode mode)"
-			echo "NETIF=$dut"
-			echo "LOCAL_V4=$LOCAL_V4"
-			echo "REMOTE_V4=$REMOTE_V4"
-			echo "REMOTE_TYPE=$mode"
-			if [ "$mode" = ssh ]; then echo "REMOTE_ARGS=root@$REMOTE_V4"
-			else echo "REMOTE_ARGS=$NS"; fi
-		} >"$INSTALL/drivers/net/$d/net.config"
+		netconfig "$INSTALL/drivers/net/$d/net.config" "$dut" "$mode"
 	done
 	if [ -n "${LAN743X_TESTS:-}" ]; then
 		# hw/FILE: one of our drivers/net/hw tests; FILE: a lan743x one
@@ -220,6 +222,45 @@ ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
 	log "module $name: run_kselftest.sh ($mode) took $((SECONDS - t)) s"
 	[ "$mode" != ssh ] || cp "$SSHDIR/sshd.log" "$OUT/$name/sshd.log" 2>/dev/null
 	rm -f "$INSTALL/drivers/net/lan743x/net.config" "$INSTALL/drivers/net/hw/net.config"
+}
+
+ksft_whole() {	# ksft_whole NAME DUT: every file of LAN743X_KSFT_WHOLE
+	local name=$1 dut=$2 d c e tap t re
+	d=$OUT/$name/whole
+	mkdir -p "$d"
+	re=$(echo "$LAN743X_KSFT_WHOLE" | sed 's/  */|/g')
+	for c in $LAN743X_KSFT_WHOLE; do
+		netconfig "$INSTALL/$c/net.config" "$dut" netns v6
+	done
+	# a for loop, not a read loop: a test must not eat the list on stdin
+	for e in $(grep -E "^($re):" "$INSTALL/kselftest-list.txt"); do
+		tap=$d/$(echo "$e" | tr '/:' '--').tap
+		if [ -f "$tap" ] && grep -q '^# exit status' "$tap"; then
+			continue	# done in an earlier boot
+		fi
+		if [ -f "$tap" ]; then
+			# started in an earlier boot that never ended it
+			{ echo "not ok 1 selftests: ${e%%:*}: ${e#*:} # the guest died during this test (the console log of the earlier boot has why)"
+			  echo "# exit status crash"; } | tee -a "$tap"
+			continue
+		fi
+		log "module $name: $e"
+		# a file that set an MTU below 1280 took the IPv6 addresses
+		# with it: each file starts with both ends' addresses, as a
+		# freshly configured CI machine has them
+		ip link set "$dut" up
+		ip addr replace "$LOCAL_V4/24" dev "$dut"
+		ipv6_setup "$dut" >/dev/null 2>&1 || log "module $name: no IPv6 before $e"
+		echo "# module $name: run_kselftest.sh -o ${LAN743X_KSFT_TIMEOUT:-300} -t $e" >"$tap"
+		sync
+		t=$SECONDS
+		(cd "$INSTALL" && ./run_kselftest.sh -o "${LAN743X_KSFT_TIMEOUT:-300}" -t "$e" </dev/null) 2>&1 |
+			tee -a "$tap"
+		{ echo "# lab: $((SECONDS - t)) s"
+		  echo "# exit status ${PIPESTATUS[0]}"; } | tee -a "$tap"
+		sync
+	done
+	for c in $LAN743X_KSFT_WHOLE; do rm -f "$INSTALL/$c/net.config"; done
 }
 
 # The body is a function, parsed whole before it runs: the script can be
@@ -258,10 +299,15 @@ for m in "${MODS[@]}"; do
 	fi
 	echo "ok 1 lab.load" >"$OUT/$name/load.ktap"
 	log "module $name: NETIF=$dut"
+	# make ksft: IPv6 on both ends too, as netdev's CI configures them
+	[ -z "${LAN743X_KSFT_WHOLE:-}" ] || ipv6_setup "$dut" ||
+		log "module $name: no IPv6 between the ends"
 	state0=$(state "$dut")
 	marker="lan743x-selftests-$name-$(date +%s%N)"
 	echo "$marker" >/dev/kmsg
-	if [ -n "$INSTALL" ] && [ "${LAN743X_TESTS:-}" != none ]; then
+	if [ -n "$INSTALL" ] && [ -n "${LAN743X_KSFT_WHOLE:-}" ]; then
+		ksft_whole "$name" "$dut"
+	elif [ -n "$INSTALL" ] && [ "${LAN743X_TESTS:-}" != none ]; then
 		for mode in ${LAN743X_REMOTE_MODES:-netns}; do
 			if [ "$mode" = ssh ] && [ -n "${LAN743X_SSH_MODULES:-}" ] &&
 			   ! echo " $LAN743X_SSH_MODULES " | grep -q " $name "; then

@@ -61,6 +61,9 @@ import sys
 import time
 from pathlib import Path
 
+import ksft_results
+from ksft_results import KTAP, RESULTS, WHOLE
+
 LAB = Path(__file__).resolve().parents[1]
 ROOT = LAB.parent
 # expected results per stack (each on its own base and library)
@@ -129,7 +132,6 @@ GENERIC = {
 # them at ~7 minutes a stack).
 RUNNER = {"6.12": ("kselftest", "netns ssh", "series"),
           "7.3": ("kselftest", "netns ssh", "series")}
-KTAP = re.compile(r"^\s*(not )?ok \d+ (\S+)(?:\s+#\s*(\w+)?(.*))?$")
 # a test program's own line in run_kselftest.sh's output
 KSFT_PROG = re.compile(r"^(not )?ok \d+ selftests: (\S+): (\S+?)(?:\.py)?"
                        r"(?:\s+#\s*(\w+)?(.*))?$")
@@ -227,7 +229,7 @@ def kernel_headers():
     return hdr / "usr/include"
 
 
-def build_tree(ksft):
+def build_tree(ksft, key=""):
     """A persistent copy of the extracted tree (per base) to build in.
 
     make install of drivers/net/hw builds its C helpers, YNL programs and
@@ -244,7 +246,10 @@ def build_tree(ksft):
                            f'. "{LAB}/common.sh" && echo "$LAB_BASE"'],
                           text=True, capture_output=True,
                           check=False).stdout.strip() or "base"
-    bt = CACHE / "ksft-build" / base
+    bt = CACHE / "ksft-build" / (base + key)
+    if key and not bt.exists() and (CACHE / "ksft-build" / base).is_dir():
+        # what the subset's build made (libbpf, ynl) need not be redone
+        shutil.copytree(CACHE / "ksft-build" / base, bt, symlinks=True)
     bt.mkdir(parents=True, exist_ok=True)
     p = subprocess.run(["rsync", "-rlt", "--checksum", f"{top}/", f"{bt}/"],
                        text=True, capture_output=True, check=False)
@@ -270,18 +275,19 @@ def build_tree(ksft):
     return bt / "tools/testing/selftests"
 
 
-def install_tests(ksft, dest):
+def install_tests(ksft, dest, whole=False):
     """make install of our tests, as kselftest CI does: TARGETS
     drivers/net/hw (its C helpers, YNL programs and BPF objects built
     with clang against the base's headers) and drivers/net/lan743x, plus
     net/lib (INSTALL_DEP_TARGETS). Built in build_tree(), installed to
-    dest."""
+    dest. whole (make ksft): TARGETS WHOLE instead, in a build tree of
+    its own (<base>-whole), so that the subset's stays as it is."""
     (CACHE / "ksft-build").mkdir(parents=True, exist_ok=True)
     with open(CACHE / "ksft-build" / ".lock", "w", encoding="utf-8") as lock:
         # two stacks on one base share the build tree: one at a time
         fcntl.flock(lock, fcntl.LOCK_EX)
-        bt = build_tree(ksft)
-        tg = targets(bt)
+        bt = build_tree(ksft, "-whole" if whole else "")
+        tg = WHOLE if whole else targets(bt)
         t = time.time()
         p = subprocess.run(["make", "-s", "-C", str(bt),
                             "TARGETS=" + " ".join(tg), "install",
@@ -381,7 +387,6 @@ def parse_ktap(outdir, modules):
     return res
 
 
-RESULTS = ("pass", "fail", "skip", "xfail")
 
 
 def load_expected(path):
@@ -444,7 +449,8 @@ def compare(results, expected, modules):
     return bad
 
 
-def run_guest(cmd, env, out, names, what, log_name, echo, boot_env=None):
+def run_guest(cmd, env, out, names, what, log_name, echo, boot_env=None,
+              boots=(1, 2)):
     """Run the guest command cmd (vm.sh with the guest's
     selftests.sh), its output into out/log_name(boot) and its KTAP lines
     and the lines starting with one of echo to stderr as they come.
@@ -452,13 +458,14 @@ def run_guest(cmd, env, out, names, what, log_name, echo, boot_env=None):
     A crash of the emulated machine (exit 86: a guest kernel panic) is not
     a test result: the run is repeated once, and says so; a second crash
     fails. The results of names are cleared before each boot; boot_env(boot)
-    gives variables to add to env for that boot. Returns (exit status,
-    boot)."""
-    for boot in (1, 2):
+    gives variables to add to env for that boot. boots=(n,): one boot,
+    numbered n, the results kept (make ksft resumes where a crashed boot
+    stopped). Returns (exit status, boot)."""
+    for boot in boots:
         benv = dict(env, **boot_env(boot)) if boot_env else env
         progress(f"booting {what}: {', '.join(names)}"
                  + (" (again, after a guest crash)" if boot > 1 else ""))
-        for name in names:
+        for name in names if len(boots) > 1 else ():
             shutil.rmtree(out / name, ignore_errors=True)
         with open(out / log_name(boot), "w", encoding="utf-8") as log, \
                 subprocess.Popen(cmd, env=benv, stdout=subprocess.PIPE,
@@ -646,7 +653,14 @@ def main():
     ap.add_argument("--out", help="results dir (default results/selftests-*)")
     ap.add_argument("--tests", default=os.environ.get("LAN743X_TESTS", ""),
                     help="space-separated test files (default all)")
+    ap.add_argument("--whole", action="store_true",
+                    help="make ksft: every file of drivers/net and "
+                    "drivers/net/hw, IPv4 and IPv6, compared with "
+                    "lab/selftests/expected/STACK-ksft.txt")
     args = ap.parse_args()
+    if args.whole and args.expected == ap.get_default("expected"):
+        args.expected = str(EXPECTED / (
+            f"{os.environ.get('STACK') or 'net-next-2'}-ksft.txt"))
     # the kernel's make (make install of the selftests) reads ARCH from the
     # environment: the lab's builds get theirs on their command lines
     os.environ.pop("ARCH", None)
@@ -685,8 +699,8 @@ def main():
 
     # the stack in the name: two stacks' runs may start in the same second
     stack = os.environ.get("STACK", "net-next-2")
-    out = Path(args.out or ROOT / "results" /
-               time.strftime(f"selftests-{stack}-%Y%m%d-%H%M%S"))
+    out = Path(args.out or ROOT / "results" / time.strftime(
+        f"{'ksft' if args.whole else 'selftests'}-{stack}-%Y%m%d-%H%M%S"))
     # absolute: git apply runs in it, bounded by GIT_CEILING_DIRECTORIES
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -699,7 +713,13 @@ def main():
     runner, modes, ssh_mods = RUNNER.get(base, ("direct", "netns", ""))
     runner = os.environ.get("LAN743X_RUNNER", runner)
     install = None
-    if runner == "kselftest":
+    if args.whole:
+        runner = "kselftest"
+        progress(f"make install of the selftests (TARGETS={' '.join(WHOLE)})")
+        install = install_tests(ksft, out / "install", whole=True)
+        for x in ksft_results.not_built(out):
+            progress(f"not built: {x}")
+    elif runner == "kselftest":
         progress("make install of the selftests (TARGETS="
                  f"{' '.join(targets(ksft))})")
         install = install_tests(ksft, out / "install")
@@ -736,6 +756,8 @@ def main():
              str(ksft), "--out", str(out)] + \
         (["--install", str(install)] if install else []) + guest_mods
     cmd = ["bash", str(LAB / "vm" / "vm.sh"), "--"] + guest
+    if args.whole:
+        main_whole(args, cmd, env, out, [n for n, _ in mods], install)
 
     def console(boot):
         return "console.log" if boot == 1 else "console-2.log"
@@ -762,6 +784,67 @@ def main():
           + (f", {n['skip']} skipped" if n["skip"] else "")
           + f"; {len(bad)} not as in {Path(args.expected).name}")
     sys.exit(1 if bad or rc or not results else 0)
+
+
+def main_whole(args, cmd, env, out, names, install):
+    """make ksft: every file of WHOLE against each module, one boot after
+    another until each file has run (a boot that crashes or times out is
+    followed by one that goes on from the next file, as long as a boot
+    gets further than the one before); results per file and per case,
+    compared with args.expected."""
+    entries = ksft_results.whole_entries(install)
+    env = dict(env, LAN743X_KSFT_WHOLE=" ".join(WHOLE),
+               LAN743X_KSFT_TIMEOUT=os.environ.get("LAN743X_KSFT_TIMEOUT",
+                                                   "300"),
+               LAN743X_GENERIC="", LAN743X_REMOTE_MODES="netns",
+               VM_TIMEOUT=os.environ.get("VM_TIMEOUT", "28800"))
+    done, rc, boot = -1, 0, 0
+
+    def finished():
+        return sum(1 for n in names
+                   for f in (out / n / "whole").glob("*.tap")
+                   if "# exit status" in f.read_text(errors="replace"))
+    while True:
+        boot += 1
+        rc, _ = run_guest(cmd, env, out, names, "the VM (make ksft)",
+                          lambda b: f"console-{b}.log",
+                          ("[selftests.sh]", "vm.sh: "), boots=(boot,))
+        now = finished()
+        if rc == 0 or now >= len(entries) * len(names) or now <= done:
+            break
+        progress(f"boot {boot} ended with rc {rc} after {now} files: "
+                 "booting again, on from the next file")
+        done = now
+    results = {}
+    lab = parse_ktap(out, names)
+    for n in names:
+        r, notrun = ksft_results.whole_results(out, n, entries)
+        for t, v in lab.get(n, {}).items():
+            if t.startswith("lab."):
+                r[t] = (v, "")
+        results[n] = r
+        (out / n / "not-run.txt").write_text("".join(f"{e}\n"
+                                                     for e in notrun))
+        with open(out / n / "ksft.tap", "w", encoding="utf-8") as f:
+            for e in entries:
+                tap = out / n / "whole" / (e.replace("/", "-")
+                                           .replace(":", "-") + ".tap")
+                if tap.exists():
+                    f.write(tap.read_text(errors="replace"))
+        if notrun:
+            progress(f"module {n}: {len(notrun)} files did not run: "
+                     f"{' '.join(notrun)}")
+    ksft_results.write_results(out / "results.txt", results)
+    (out / "table.md").write_text(ksft_results.file_table(results, names, entries))
+    got = {m: {t: v[0] for t, v in r.items()} for m, r in results.items()}
+    expected = (load_expected(Path(args.expected))
+                if Path(args.expected).exists() else {})
+    bad = compare(got, expected, names)
+    n = report(got, expected, names, bad)
+    print(f"ksft: {n['pass']} passed, {n['fail']} failed, {n['skip']} "
+          f"skipped; {len(bad)} not as in {Path(args.expected).name}; "
+          f"per-test results in {out / 'results.txt'}")
+    sys.exit(1 if bad or rc or not got else 0)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,362 @@
+"""make ksft (lab/selftests/selftests.py --whole): run_kselftest.sh's
+output, one file at a time, into results per file and per case with their
+reasons; the expected files' format; the per-file table."""
+
+import re
+
+KTAP = re.compile(r"^\s*(not )?ok \d+ (\S+)(?:\s+#\s*(\w+)?(.*))?$")
+RESULTS = ("pass", "fail", "skip", "xfail")
+# the whole driver test targets, as netdev's CI runs them
+WHOLE = ["drivers/net", "drivers/net/hw"]
+# a test program's own line in run_kselftest.sh's output, its directive
+# in groups 3 and 4 as KTAP has it
+KSFT_PROG_D = re.compile(r"^(not )?ok \d+ (selftests: \S+: \S+)"
+                         r"(?:\s+#\s*(\w+)?(.*))?$")
+
+
+# a shell test's own result line (net/forwarding/lib.sh's log_test)
+SH_CASE = re.compile(r"^TEST: (.*?)\s+\[\s*(OK|FAIL|SKIP|XFAIL)\s*\]")
+
+
+def _directive(m):
+    """(result, reason) of a KTAP match m of KTAP."""
+    word, raw = m.group(3) or "", m.group(4) or ""
+    directive, rest = word.upper(), raw.strip()
+    if directive == "SKIP":
+        return "skip", rest
+    if directive == "XFAIL":
+        return "xfail", rest
+    reason = (word + raw).strip()
+    return ("fail" if m.group(1) else "pass"), reason
+
+
+def _why(block):
+    """The reason of a failure among the comments a program printed
+    before its result line (the library's 'Exception|' and 'Check|'
+    lines, or a traceback): a failed check, else the failed command and
+    its stderr, else the exception's own line, else the last comment;
+    the install's path prefix dropped."""
+    lines = [re.sub(r"^(Exception|Check|Warning)\|\s*", "", c).strip()
+             for c in block]
+    lines = [re.sub(r"/\S*/install/", "", c) for c in lines if c]
+    pick = [c for c in lines if "Check failed" in c]
+    if not pick:
+        cmd = [c for c in lines if re.match(r"CMD(\[\w+\])?:", c)]
+        err = [c for c in lines if c.startswith("STDERR:")]
+        if cmd:
+            pick = [f"{cmd[-1]}: {err[-1][7:].strip()}" if err else cmd[-1]]
+    if not pick:
+        pick = [c for c in lines
+                if re.search(r"\w(Error|Ex|Exception|Failure|Exit):", c)]
+    if not pick:
+        pick = lines
+    return pick[-1][:240] if pick else ""
+
+
+def parse_run_kselftest(text):
+    """The files run_kselftest.sh ran, in its output text: a list of
+    {collection, file, result, reason, cases}, cases a list of (name,
+    result, reason) from the program's own KTAP lines (or a shell test's
+    'TEST: ... [ OK ]' lines), which run_kselftest.sh indents with '# '.
+    A case's or file's failure takes as its reason its directive's text,
+    else the last comment the program printed before it (the library's
+    'Exception|' or 'Check failed' line)."""
+    files, cases, block = [], [], []
+    for line in text.splitlines():
+        m = KSFT_PROG_D.match(line)
+        if m:
+            full = re.match(r"^(?:not )?ok \d+ selftests: (\S+): (\S+)", line)
+            res, reason = _directive(m)
+            if res == "fail" and (not reason or reason.startswith("exit=")):
+                why = _why(block)
+                reason = f"{reason}: {why}" if reason and why else \
+                    reason or why
+            files.append({"collection": full.group(1),
+                          "file": full.group(2), "result": res,
+                          "reason": reason, "cases": cases})
+            cases, block = [], []
+            continue
+        if not line.startswith("# "):
+            continue
+        inner = line[2:]
+        sh = SH_CASE.match(inner)
+        if sh:
+            name = re.sub(r"[^\w.-]+", "_", sh.group(1)).strip("_")
+            res = {"OK": "pass", "FAIL": "fail", "SKIP": "skip",
+                   "XFAIL": "xfail"}[sh.group(2)]
+            cases.append((name, res, _why(block) if res != "pass" else ""))
+            block = []
+            continue
+        m = KTAP.match(inner)
+        if m and not inner.startswith((" ", "#")):
+            res, reason = _directive(m)
+            if res == "fail" and not reason:
+                reason = _why(block)
+            cases.append((m.group(2), res, reason))
+            block = []
+            continue
+        comment = inner.lstrip("# ").strip()
+        if comment and not re.match(r"^(TAP version|1\.\.\d|Totals:|"
+                                    r"timeout set to|selftests: )",
+                                    comment):
+            block.append(comment)
+    return files
+
+
+def whole_results(outdir, name, entries):
+    """make ksft: {test: (result, reason)} of module NAME from
+    outdir/NAME/whole/*.tap, per file (COLLECTION:FILE) and per case
+    (COLLECTION:CASE), and the entries (COLLECTION:FILE of the install's
+    kselftest-list.txt) that did not run."""
+    res, notrun = {}, []
+    for e in entries:
+        tap = outdir / name / "whole" / (e.replace("/", "-").replace(":", "-")
+                                         + ".tap")
+        if not tap.exists():
+            notrun.append(e)
+            continue
+        text = tap.read_text(errors="replace")
+        files = parse_run_kselftest(text)
+        if not files:
+            why = ("the run ended during this test (the VM was stopped)"
+                   if "# exit status" not in text else
+                   "run_kselftest.sh printed no result line")
+            res[e] = ("fail", why)
+            continue
+        for f in files:
+            coll = f["collection"]
+            res[f"{coll}:{f['file']}"] = (f["result"], f["reason"])
+            for case, r, why in f["cases"]:
+                res[f"{coll}:{case}"] = (r, why)
+    return res, notrun
+
+
+def not_built(out):
+    """make ksft: what make install left out, from its log (a Makefile's
+    own 'excluding ...' warning), into out/not-built.txt."""
+    log = (out / "make-install.log").read_text(errors="replace")
+    lines = sorted({m.group(1).strip() for m in re.finditer(
+        r"^Makefile:\d+: (excluding .*)$", log, re.MULTILINE)})
+    (out / "not-built.txt").write_text("".join(f"{x}\n" for x in lines))
+    return lines
+
+
+def whole_entries(install):
+    """COLLECTION:FILE of the install's WHOLE targets, in its order."""
+    return [e for e in (install / "kselftest-list.txt").read_text().split()
+            if e.split(":", 1)[0] in WHOLE]
+
+
+def write_results(path, results):
+    """{module: {test: (result, reason)}} in the expected files' format."""
+    with open(path, "w", encoding="utf-8") as f:
+        for m, tests in results.items():
+            for t, (r, why) in tests.items():
+                why = " ".join(why.split())
+                if r != "pass" and not t.startswith("lab."):
+                    why = classify(why or "no reason printed", t)
+                f.write(f"{m} {t} {r}" + (f"  # {why}" if why else "") + "\n")
+
+
+def file_summary(results, entry):
+    """A file's result and its reason for the table: the file's own line,
+    and its cases counted, with their distinct skip and failure reasons
+    (at most two of each)."""
+    coll, fname = entry.split(":", 1)
+    if entry not in results:
+        return "not run", ""
+    res, why = results[entry]
+    stem = fname.rsplit(".", 1)[0]
+    cases = {t: v for t, v in results.items()
+             if t.startswith(f"{coll}:{stem}.") and t != entry}
+    counts = {r: sum(v[0] == r for v in cases.values()) for r in RESULTS}
+    parts = [f"{counts[r]} {r}" for r in RESULTS if counts[r]]
+    notes = []
+    for r in ("fail", "skip", "xfail"):
+        seen = []
+        for t, v in cases.items():
+            if v[0] == r and v[1] not in seen:
+                seen.append(v[1])
+                short = short_reason(v[1], t)
+                notes.append(f"{r} {t.split(':', 1)[1]}: {short or '-'}")
+            if len(seen) >= 2:
+                break
+    text = "; ".join(filter(None, [short_reason(why, entry),
+                                   ", ".join(parts)]
+                            + notes))
+    return res, " ".join(text.replace("|", "/").split())
+
+
+def file_table(results, names, entries):
+    """Markdown: one row per file, the result of each module in NAMES
+    with its reason."""
+    rows = ["| test file | " + " | ".join(names) + " |",
+            "|---|" + "---|" * len(names)]
+    for e in entries:
+        cells = []
+        for n in names:
+            res, why = file_summary(results.get(n, {}), e)
+            cells.append(f"**{res}**" + (f" ({why})" if why else ""))
+        rows.append(f"| {e} | " + " | ".join(cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
+# What a skip's or failure's reason comes from, by the text the program
+# printed: "device" = a feature lan743x (or the model of it) does not
+# have; "lab" = a limit of this lab, with what would lift it. The first
+# pattern that matches the reason wins; a reason none matches is given
+# as the test's own.
+CLASSES = [
+    (r"failed to find valid kernel BTF",
+     ("lab: the guest kernel has no BTF (CONFIG_DEBUG_INFO_BTF needs "
+      "pahole >= 1.26, Debian 12 has 1.24; a newer pahole lifts it); "
+      "lan743x has no XDP either")),
+    (r"ethtool --json -l",
+     ("lab: the guest's ethtool 6.14 has no --json for -l (a newer "
+      "ethtool lifts it)")),
+    (r"^\S*\bpsp\.",
+     ("lab: the guest kernel has no CONFIG_INET_PSP (drivers/net/config "
+      "lifts it); lan743x has no PSP offload either")),
+    (r"Family 'devlink' not supported",
+     ("lab: the guest kernel has no CONFIG_NET_DEVLINK; lan743x registers "
+      "no devlink instance either")),
+    (r"Family 'net-shaper' not supported",
+     ("lab: the guest kernel has no CONFIG_NET_SHAPER (drivers/net/config "
+      "lifts it); lan743x has no net_shaper_ops either")),
+    (r"netconsole|NETCONSOLE",
+     ("lab: the guest kernel has no CONFIG_NETCONSOLE(_DYNAMIC) or "
+      "CONFIG_CONFIGFS_FS (drivers/net/config lifts it)")),
+    (r"nr_hugepages|udmabuf|HUGETLB",
+     ("lab: the guest kernel has no CONFIG_HUGETLBFS/CONFIG_UDMABUF "
+      "(hw/config lifts it); lan743x has no queue API for devmem either")),
+    (r"pppoe",
+     ("lab: the guest kernel has no CONFIG_PPP/CONFIG_PPPOE "
+      "(drivers/net/config lifts it)")),
+    ((r"RTNETLINK answers: Operation not supported|tc .*qdisc|"
+      r"Specified qdisc kind is unknown"),
+     ("lab: the guest kernel has no CONFIG_NET_SCHED (drivers/net/config "
+      "lifts it)")),
+    (r"Unknown device type|type (macsec|vxlan|netkit|ipip|gre)",
+     ("lab: the guest kernel lacks that link type (the targets' config "
+      "fragments lift it)")),
+    (r"AF_XDP|xsk",
+     ("device: lan743x has no XDP, so no AF_XDP (the guest kernel has no "
+      "CONFIG_XDP_SOCKETS either)")),
+    (r"XDP|xdp",
+     "device: lan743x has no XDP"),
+    (r"ethtool -L|channels|combined",
+     "device: lan743x has no ethtool -L (channels-set)"),
+    (r"only works on netdevsim",
+     "device: a netdevsim-only case"),
+    (r"did not ramp up",
+     ("lab: the emulated link under TCG does not reach the rate the test "
+      "waits for")),
+    (r"missing packets at pf_packet",
+     ("lab: the receiver's fixed wait ended before the frames came (TCG on "
+      "a loaded host; seen on both modules, in different cases from run "
+      "to run)")),
+    (r"Cannot find device \"(vveth|eth)\d+\"",
+     ("lab: a net/forwarding-style test takes its ports from "
+      "forwarding.config (NETIFS), which the lab does not write; it fell "
+      "back to veth names (a forwarding.config naming the DUT and the "
+      "peer's port in one namespace would lift it)")),
+    (r"LOCAL_PREFIX_V6 required",
+     ("lab: the netkit tests want LOCAL_PREFIX_V6 in net.config (a routed "
+      "IPv6 prefix for the netkit peers), which the lab's does not have; "
+      "the guest kernel has no CONFIG_NETKIT either")),
+    (r"timed out after|Traffic seems low",
+     ("lab: the test's own time or rate limit (a command's timeout, a "
+      "packet rate precheck) is not met under TCG on a loaded host; make "
+      "test runs the same file with the host less busy")),
+    (r"TIMEOUT",
+     "timeout: the per-test timeout (LAN743X_KSFT_TIMEOUT) expired"),
+    (r"(?i)not support|unsupported|does not report",
+     "device"),
+]
+
+
+def classify(reason, test=""):
+    """reason with what it comes from in front (CLASSES, matched against
+    the test's name, a space and the reason)."""
+    if not reason:
+        return reason
+    for pat, what in CLASSES:
+        if re.search(pat, f"{test} {reason}"):
+            return f"{what}: {reason}"
+    return f"test: {reason}"
+
+
+def short_reason(reason, test=""):
+    """The class of a reason (CLASSES) where it has one, else the reason,
+    cut to 150 characters: for the table."""
+    for pat, what in CLASSES:
+        if reason and re.search(pat, f"{test} {reason}") and \
+                what != "device":
+            return what
+    short = classify(reason, test)
+    return short if len(short) <= 150 else short[:147] + "..."
+
+
+def lab_results(mdir):
+    """{lab.*: (result, "")} of a module's directory (selftests.sh's
+    load, state and dmesg checks)."""
+    r = {}
+    for f in sorted(mdir.glob("*.ktap")):
+        for line in f.read_text(errors="replace").splitlines():
+            m = KTAP.match(line)
+            if m and m.group(2).startswith("lab."):
+                r[m.group(2)] = ("fail" if m.group(1) else "pass", "")
+    return r
+
+
+def merge(runs, dest):
+    """The results of make ksft's run directories RUNS (one module each,
+    or more) into DEST: results.txt (the expected files' format),
+    table.md (a row per file), <module>.tap (the raw output of every
+    file in order), not-run-<module>.txt and not-built.txt."""
+    results, names, entries = {}, [], []
+    dest.mkdir(parents=True, exist_ok=True)
+    for run in runs:
+        entries = entries or whole_entries(run / "install")
+        for mdir in sorted(d for d in run.iterdir()
+                           if (d / "whole").is_dir()):
+            name = mdir.name
+            names.append(name)
+            r, notrun = whole_results(run, name, entries)
+            r.update(lab_results(mdir))
+            results[name] = r
+            (dest / f"not-run-{name}.txt").write_text(
+                "".join(f"{e}\n" for e in notrun))
+            with open(dest / f"{name}.tap", "w", encoding="utf-8") as f:
+                for e in entries:
+                    tap = mdir / "whole" / (e.replace("/", "-")
+                                            .replace(":", "-") + ".tap")
+                    if tap.exists():
+                        f.write(tap.read_text(errors="replace"))
+        if (run / "not-built.txt").exists():
+            (dest / "not-built.txt").write_text(
+                (run / "not-built.txt").read_text())
+    write_results(dest / "results.txt", results)
+    (dest / "table.md").write_text(file_table(results, names, entries))
+    return results, names, entries
+
+
+def main():
+    """merge RUN... --out DIR (see merge())."""
+    import argparse  # pylint: disable=import-outside-toplevel
+    from pathlib import Path  # pylint: disable=import-outside-toplevel
+    ap = argparse.ArgumentParser(description=merge.__doc__.split("\n", maxsplit=1)[0])
+    ap.add_argument("runs", nargs="+", type=Path)
+    ap.add_argument("--out", required=True, type=Path)
+    a = ap.parse_args()
+    results, names, entries = merge(a.runs, a.out)
+    for n in names:
+        counts = {r: sum(results[n].get(e, ("not run",))[0] == r
+                         for e in entries)
+                  for r in RESULTS + ("not run",)}
+        print(f"{n}: files " + ", ".join(f"{v} {k}" for k, v in
+                                         counts.items() if v))
+
+
+if __name__ == "__main__":
+    main()
