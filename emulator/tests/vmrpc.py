@@ -66,6 +66,13 @@ def descendants(pid):
     return out
 
 
+def _list_delta(v, av):
+    """b - a of a counter that is a list (per queue, per vector), of
+    numbers or of lists (a histogram per vector), element by element."""
+    return [_list_delta(x, y) if isinstance(x, list) else x - y
+            for x, y in zip(v, av)]
+
+
 class VM:
     """A booted lab VM, its guest commands and the model's QMP socket.
 
@@ -356,7 +363,7 @@ ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "
                     m[k] = v - av
             elif isinstance(v, list) and isinstance(av, list):
                 if v != av:
-                    m[k] = [x - y for x, y in zip(v, av)]
+                    m[k] = _list_delta(v, av)
             elif k == "mmio":
                 dd = {}
                 for reg, rw in v.items():
