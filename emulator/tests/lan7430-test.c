@@ -1627,6 +1627,22 @@ static void test_counters_irq_moderated(void)
     ctx_fini(&c);
 }
 
+/*
+ * RX0 on MSI-X vector 2, its interrupt enabled, the ring set up; an
+ * INTERVAL > 0 also maps RX0 to INT_MOD_CFG2 with that ABS interval (us).
+ */
+static void rx0_on_vector2(Ctx *c, Rings *r, uint32_t interval)
+{
+    wr(c, INT_VEC_MAP0, 2);                     /* RX0 -> vector 2 */
+    if (interval) {
+        wr(c, INT_MOD_MAP0, 2);                 /* RX0 -> INT_MOD_CFG2 */
+        wr(c, INT_MOD_CFG0 + 8, interval);
+    }
+    wr(c, INT_VEC_EN_SET, 1u << 2);
+    wr(c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
+    setup_rx(c, r, 0);
+}
+
 /* two RX frames within the interval share one message */
 static void test_irq_mod_abs_batch(void)
 {
@@ -1635,12 +1651,7 @@ static void test_irq_mod_abs_batch(void)
     uint8_t f[64];
 
     ctx_init(&c, true);
-    wr(&c, INT_VEC_MAP0, 2);                    /* RX0 -> vector 2 */
-    wr(&c, INT_MOD_MAP0, 2);                    /* RX0 -> INT_MOD_CFG2 */
-    wr(&c, INT_MOD_CFG0 + 8, 400);              /* the driver's value */
-    wr(&c, INT_VEC_EN_SET, 1u << 2);
-    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
-    setup_rx(&c, &r, 0);
+    rx0_on_vector2(&c, &r, 400);                /* the driver's value */
     qtest_clock_step(c.qs->qts, 1000 * 1000);   /* idle for a while */
     make_frame(f, sizeof(f));
     send_frame(&c, f, sizeof(f));
@@ -1673,12 +1684,7 @@ static void test_irq_wb_delay_hist(void)
     int b200, b400, b;
 
     ctx_init(&c, true);
-    wr(&c, INT_VEC_MAP0, 2);                    /* RX0 -> vector 2 */
-    wr(&c, INT_MOD_MAP0, 2);                    /* RX0 -> INT_MOD_CFG2 */
-    wr(&c, INT_MOD_CFG0 + 8, 400);
-    wr(&c, INT_VEC_EN_SET, 1u << 2);
-    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
-    setup_rx(&c, &r, 0);
+    rx0_on_vector2(&c, &r, 400);
     qtest_clock_step(c.qs->qts, 1000 * 1000);
     make_frame(f, sizeof(f));
     send_frame(&c, f, sizeof(f));
@@ -1731,12 +1737,7 @@ static void test_irq_wb_delay_batched(void)
     uint8_t f[64];
 
     ctx_init(&c, true);
-    wr(&c, INT_VEC_MAP0, 2);
-    wr(&c, INT_MOD_MAP0, 2);
-    wr(&c, INT_MOD_CFG0 + 8, 400);
-    wr(&c, INT_VEC_EN_SET, 1u << 2);
-    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
-    setup_rx(&c, &r, 0);
+    rx0_on_vector2(&c, &r, 400);
     wr(&c, RX_CFG_A(0), (1u << 30) | (3u << 24) | (1u << 5));
     qtest_clock_step(c.qs->qts, 1000 * 1000);
     make_frame(f, sizeof(f));
@@ -2457,10 +2458,7 @@ static void test_fault_rx_irq_hold(void)
 
     ctx_init(&c, true);
     q = c.qs->qts;
-    wr(&c, INT_VEC_MAP0, 2);                    /* RX0 -> vector 2 */
-    wr(&c, INT_VEC_EN_SET, 1u << 2);
-    wr(&c, INT_EN_SET, INT_BIT_MAS | INT_BIT_RX0);
-    setup_rx(&c, &r, 0);
+    rx0_on_vector2(&c, &r, 0);
     make_frame(f, sizeof(f));
     prop_set(&c, "fault-rx-irq-hold-ms", 5);
     prop_set(&c, "fault-rx-irq-hold", 1);
