@@ -241,6 +241,28 @@ def lab_vm(**kw):
         v.close()
 
 
+def guest_module(stack, module="series"):
+    """STACK's lan743x.ko for the x86 guest (kbuild.sh module guest
+    MODULE: base, series or series:N), built by the lab: a failure to
+    build it fails the calling test."""
+    return lab_built(f"the {stack} stack's lan743x module ({module})",
+                     ["bash", "lab/kernel/kbuild.sh", "module", "guest",
+                      module], env=stack_env(stack))
+
+
+@contextlib.contextmanager
+def net_vm(qemu, obj, ko):
+    """lab_vm() on the x86 guest kernel built in OBJ with the module KO,
+    the network up (setup_net loads the module) and the neighbours
+    pinned; the VM's load_mark is the kernel log's mark before the load."""
+    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
+                mods=f"{obj}/mods", ko=ko) as v:
+        v.load_mark = v.mark()
+        v.setup_net()
+        v.pin_neighbours()
+        yield v
+
+
 @pytest.fixture(autouse=True)
 def check_model_after_test(request):
     """After every test that uses a lab VM (the fixture "vm" of lab_vm()),

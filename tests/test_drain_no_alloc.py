@@ -40,7 +40,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, lab_built, lab_vm, stack_env, vm_inputs
+from conftest import ROOT, guest_module, net_vm, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import DUT_IP, send_flows
@@ -64,14 +64,7 @@ def fixture_vm():
     neighbours pinned, fail_function set on page_pool_alloc_netmems()
     (probability 0 until a check arms it)."""
     qemu, obj = vm_inputs(STACK)
-    ko = lab_built("the series' lan743x module",
-                   ["bash", "lab/kernel/kbuild.sh", "module", "guest",
-                    "series"], env=stack_env(STACK))
-    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
-                mods=f"{obj}/mods", ko=ko) as v:
-        v.load_mark = v.mark()
-        v.setup_net()
-        v.pin_neighbours()
+    with net_vm(qemu, obj, guest_module(STACK)) as v:
         rc, out = v.sh(
             "mount -t debugfs none /sys/kernel/debug 2>/dev/null; "
             f"echo page_pool_alloc_netmems > {FF}/inject && "

@@ -13,9 +13,8 @@ from conftest import (
     HANG_S,
     VM_STACKS,
     echo_replies,
-    lab_built,
-    lab_vm,
-    stack_env,
+    guest_module,
+    net_vm,
     vm_inputs,
 )
 
@@ -44,14 +43,9 @@ def fixture_vm(stack):
     """A booted VM with the base's (upstream) module, the network up and
     the neighbours pinned."""
     qemu, obj = vm_inputs(stack)
-    ko = lab_built(f"the {stack} base's lan743x module",
-                   ["bash", "lab/kernel/kbuild.sh", "module", "guest", "base"],
-                   env=stack_env(stack))
-    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
-                mods=f"{obj}/mods", ko=ko) as v:
-        v.setup_net()
-        # the faults fire on the next N frames: make those the replies
-        v.pin_neighbours()
+    # the neighbours pinned: the faults fire on the next N frames, and
+    # those are to be the replies
+    with net_vm(qemu, obj, guest_module(stack, "base")) as v:
         yield v
 
 

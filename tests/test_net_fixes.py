@@ -51,10 +51,9 @@ from conftest import (
     HANG_S,
     ROOT,
     echo_replies,
-    lab_built,
-    lab_vm,
+    guest_module,
+    net_vm,
     qemu_build,
-    stack_env,
     vm_inputs,
     wait_until,
 )
@@ -107,9 +106,7 @@ def modules(stack, module):
         qemu, obj = vm_inputs(stack)
     ko = os.environ.get("LAN743X_NET_FIXES_KO")
     if not ko:
-        ko = lab_built(f"the {stack} stack's lan743x module ({module})",
-                       ["bash", "lab/kernel/kbuild.sh", "module", "guest", module],
-                       env=stack_env(stack))
+        ko = guest_module(stack, module)
     return qemu, obj, ko
 
 
@@ -121,11 +118,7 @@ def fixture_vm(request):
     module = MODULE or FIXED[stack]
     qemu, obj, ko = modules(stack, module)
     print(f"{stack}: module under test ({module}): {ko}")
-    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
-                mods=f"{obj}/mods", ko=ko) as v:
-        v.load_mark = v.mark()
-        v.setup_net()
-        v.pin_neighbours()
+    with net_vm(qemu, obj, ko) as v:
         yield v
 
 

@@ -28,7 +28,7 @@ import json
 import os
 
 import pytest
-from conftest import lab_built, lab_vm, qemu_build, stack_env, vm_inputs
+from conftest import guest_module, net_vm, qemu_build, vm_inputs
 
 STACK = "net-next-2"
 PAUSES = 300            # PAUSE frames the peer sends
@@ -45,14 +45,8 @@ def fixture_vm():
         qemu = qemu_build()
     else:
         qemu, obj = vm_inputs(STACK)
-    ko = os.environ.get("LAN743X_PAUSE_STATS_KO") or lab_built(
-        f"the {STACK} series' lan743x module",
-        ["bash", "lab/kernel/kbuild.sh", "module", "guest", "series"],
-        env=stack_env(STACK))
-    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
-                mods=f"{obj}/mods", ko=ko) as v:
-        v.setup_net()
-        v.pin_neighbours()
+    ko = os.environ.get("LAN743X_PAUSE_STATS_KO") or guest_module(STACK)
+    with net_vm(qemu, obj, ko) as v:
         yield v
 
 
@@ -62,6 +56,17 @@ def pause_stats(vm):
     rc, out = vm.sh(". /tmp/l7.env; ethtool -I --json -a $D")
     assert rc == 0, out
     return json.loads(out)[0].get("statistics", {})
+
+
+def check_moved(name, a, b, n, what):
+    """The driver's statistic NAME moved by exactly N from A to B (pause
+    statistics as pause_stats() reads them); WHAT says what happened."""
+    info = (f"{what}; ethtool -I -a before {a or 'no statistics'}, after "
+            f"{b or 'no statistics'}")
+    print(info)
+    assert n > 0, info
+    assert name in b, info
+    assert b[name] - a.get(name, 0) == n, info
 
 
 def test_rx_pause_frames(vm):
@@ -74,13 +79,9 @@ def test_rx_pause_frames(vm):
     assert rc == 0, out
     n = vm.dut.counters()["rx_pause_frames"] - m
     b = pause_stats(vm)
-    info = (f"peer sent {PAUSES} PAUSE frames, the model counted {n}; "
-            f"ethtool -I -a before {a or 'no statistics'}, after "
-            f"{b or 'no statistics'}")
-    print(info)
-    assert n == PAUSES, info
-    assert "rx_pause_frames" in b, info
-    assert b["rx_pause_frames"] - a.get("rx_pause_frames", 0) == n, info
+    what = f"peer sent {PAUSES} PAUSE frames, the model counted {n}"
+    check_moved("rx_pause_frames", a, b, n, what)
+    assert n == PAUSES, what
 
 
 def test_tx_pause_frames(vm):
@@ -95,10 +96,6 @@ def test_tx_pause_frames(vm):
         vm.dut.clear()
     n = vm.dut.counters()["tx_pause_frames"] - m
     b = pause_stats(vm)
-    info = (f"rx-stall 300 ms under 60 pings of 1400 bytes ({out.strip()}):"
-            f" the model sent {n} pause frames; ethtool -I -a before "
-            f"{a or 'no statistics'}, after {b or 'no statistics'}")
-    print(info)
-    assert n > 0, info
-    assert "tx_pause_frames" in b, info
-    assert b["tx_pause_frames"] - a.get("tx_pause_frames", 0) == n, info
+    check_moved("tx_pause_frames", a, b, n,
+                f"rx-stall 300 ms under 60 pings of 1400 bytes "
+                f"({out.strip()}): the model sent {n} pause frames")

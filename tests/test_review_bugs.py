@@ -61,7 +61,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, lab_built, lab_vm, stack_env, vm_inputs
+from conftest import ROOT, guest_module, lab_built, lab_vm, stack_env, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import DUT_IP, PEER_IP, send_flows
@@ -128,9 +128,7 @@ def fixture_vm(flavour):
     neighbours pinned and the kernel's ynl library at hand."""
     qemu, obj = vm_inputs(STACK)
     env = stack_env(STACK)
-    ko = lab_built(f"the {flavour} lan743x module",
-                   ["bash", "lab/kernel/kbuild.sh", "module", "guest",
-                    FLAVOURS[flavour]], env=env)
+    ko = guest_module(STACK, FLAVOURS[flavour])
     src = lab_built(f"the {STACK} source tree",
                     ["bash", "lab/kernel/kbuild.sh", "srcrepo"], env=env)
     print(f"module under test ({flavour}): {ko}")

@@ -45,6 +45,7 @@ from conftest import (
     HANG_S,
     ROOT,
     echo_replies,
+    guest_module,
     lab_built,
     lab_vm,
     stack_env,
@@ -101,12 +102,8 @@ def fixture_vm(stack):
     qemu, obj = vm_inputs(stack)
     # the modules under test: a build failure is a failure, not a skip
     env = stack_env(stack)
-    series_ko = lab_built(f"the {stack} series' lan743x module",
-                          ["bash", "lab/kernel/kbuild.sh", "module", "guest",
-                           "series"], env=env)
-    base_ko = lab_built(f"the {stack} base's lan743x module",
-                        ["bash", "lab/kernel/kbuild.sh", "module", "guest", "base"],
-                        env=env)
+    series_ko = guest_module(stack)
+    base_ko = guest_module(stack, "base")
     src = lab_built(f"the {stack} source tree",
                     ["bash", "lab/kernel/kbuild.sh", "srctree"], env=env)
     with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",

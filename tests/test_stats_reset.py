@@ -32,7 +32,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, lab_built, lab_vm, stack_env, vm_inputs
+from conftest import ROOT, guest_module, net_vm, vm_inputs
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import DUT_IP, PEER_IP, send_flows
@@ -67,14 +67,7 @@ def fixture_vm():
     """A booted VM with the net-next series' module, the network up and
     the neighbours pinned."""
     qemu, obj = vm_inputs(STACK)
-    ko = lab_built(f"the {STACK} series' lan743x module",
-                   ["bash", "lab/kernel/kbuild.sh", "module", "guest",
-                    "series"], env=stack_env(STACK))
-    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
-                mods=f"{obj}/mods", ko=ko) as v:
-        v.load_mark = v.mark()
-        v.setup_net()
-        v.pin_neighbours()
+    with net_vm(qemu, obj, guest_module(STACK)) as v:
         yield v
 
 
