@@ -80,8 +80,7 @@ void l7_wb_cb(void *opaque)
     }
     if (w->head) {
         l7_rx_head_wb(s, w->ch, w->head_idx);
-        l7_wb_delay_start(s, w->ch, 1, NULL);
-        s->dmac_int_sts |= L7_DMAC_INT_RXFRM(w->ch);
+        l7_rx_signal(s, w->ch, 1, NULL);
     }
     w->active = false;
     w->n = 0;

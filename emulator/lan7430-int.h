@@ -399,7 +399,6 @@ struct Lan7430State {
     QEMUTimer *mod_timer[L7_MAX_VECTORS];
     /* RX write-backs since the vector's last message (wb delay histogram) */
     int64_t wb_pend_t[L7_MAX_VECTORS][L7_WB_DELAY_PENDING];
-    uint32_t wb_pend_n[L7_MAX_VECTORS][L7_WB_DELAY_PENDING];
     int wb_pend_cnt[L7_MAX_VECTORS];
     bool intx_level;
 
@@ -558,6 +557,13 @@ void l7_soft_reset(Lan7430State *s);
 /* lan7430-irq.c */
 uint32_t l7_int_sts(Lan7430State *s);
 unsigned l7_src_nibble(const uint32_t map[3], int bit);
+
+/* the MSI-X vector interrupt source BIT (INT_STS numbering) is mapped to */
+static inline int l7_src_vector(Lan7430State *s, int bit)
+{
+    return l7_src_nibble(s->vec_map, bit) % s->nvec;
+}
+
 int64_t l7_mod_interval_ns(Lan7430State *s, uint32_t srcs);
 void l7_mod_expired(Lan7430State *s, uint32_t srcs);
 void l7_update_irq(Lan7430State *s);
@@ -584,6 +590,7 @@ void l7_stat_frame(Lan7430State *s, bool rx, const uint8_t *p,
 int64_t l7_ptp_now(Lan7430State *s);
 bool lan7430_can_receive(NetClientState *nc);
 void l7_rx_head_wb(Lan7430State *s, int ch, uint32_t idx);
+void l7_rx_signal(Lan7430State *s, int ch, uint32_t frames, const int64_t *t);
 void l7_rx_batch_flush(Lan7430State *s, int ch, int why);
 void l7_rx_batch_discard(Lan7430State *s, int ch);
 void l7_rx_batch_timer_cb(void *opaque);

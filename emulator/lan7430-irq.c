@@ -113,8 +113,7 @@ void l7_mod_expired(Lan7430State *s, uint32_t srcs)
 
     for (bit = 1; bit < 32; bit++) {
         if (srcs & (1u << bit)) {
-            s->vec_mod_expired[l7_src_nibble(s->vec_map, bit) % s->nvec] =
-                true;
+            s->vec_mod_expired[l7_src_vector(s, bit)] = true;
         }
     }
 }
@@ -191,34 +190,47 @@ static int l7_wb_delay_bin(int64_t ns)
     return MIN(bin, L7_WB_DELAY_BINS - 1);
 }
 
+/*
+ * The sources that may signal now: the enabled ones while the master
+ * enable (MAS) is set, RX's not while the rx-irq-hold fault holds them.
+ */
+static uint32_t l7_int_enabled(Lan7430State *s)
+{
+    uint32_t en = s->int_en & ~L7_INT_BIT_MAS;
+
+    if (!(s->int_en & L7_INT_BIT_MAS)) {
+        return 0;
+    }
+    if (s->rx_irq_held) {
+        en &= ~L7_INT_BIT_ALL_RX;               /* rx-irq-hold fault */
+    }
+    return en;
+}
+
 static int l7_rx_vector(Lan7430State *s, int ch, bool *armed)
 {
     PCIDevice *d = PCI_DEVICE(s);
-    uint32_t bit = L7_INT_BIT_DMA_RX(ch);
-    bool en = (s->int_en & L7_INT_BIT_MAS) && (s->int_en & bit) &&
-              !s->rx_irq_held;
+    bool en = l7_int_enabled(s) & L7_INT_BIT_DMA_RX(ch);
     int v;
 
     if (!msix_enabled(d) && !msi_enabled(d)) {
         *armed = en && !s->intx_level;
         return 0;
     }
-    v = l7_src_nibble(s->vec_map, 24 + ch) % s->nvec;
+    v = l7_src_vector(s, 24 + ch);
     *armed = en && (s->vec_en & (1u << v)) && !(s->vec_asserted & (1u << v));
     return v;
 }
 
-static void l7_wb_delay_push(Lan7430State *s, int v, int64_t t,
-                             uint32_t n)
+static void l7_wb_delay_push(Lan7430State *s, int v, int64_t t)
 {
     int i = s->wb_pend_cnt[v];
 
     if (i == L7_WB_DELAY_PENDING) {
-        s->cnt.wb_delay_overflow[v] += n;
+        s->cnt.wb_delay_overflow[v]++;
         return;
     }
     s->wb_pend_t[v][i] = t;
-    s->wb_pend_n[v][i] = n;
     s->wb_pend_cnt[v] = i + 1;
 }
 
@@ -241,13 +253,9 @@ void l7_wb_delay_start(Lan7430State *s, int ch, uint32_t frames,
         s->cnt.wb_masked_frames[v] += frames;
         return;
     }
-    if (!t) {
-        l7_wb_delay_push(s, v, now, frames);
-        return;
-    }
     for (i = 0; i < frames; i++) {
         /* frames beyond the kept times: the last kept one (earlier) */
-        l7_wb_delay_push(s, v, t[MIN(i, L7_WB_DELAY_BATCH - 1)], 1);
+        l7_wb_delay_push(s, v, t ? t[MIN(i, L7_WB_DELAY_BATCH - 1)] : now);
     }
 }
 
@@ -260,15 +268,14 @@ static void l7_wb_delay_end(Lan7430State *s, int v, bool fired)
 
     for (i = 0; i < s->wb_pend_cnt[v]; i++) {
         int64_t d = now - s->wb_pend_t[v][i];
-        uint32_t n = s->wb_pend_n[v][i];
 
         if (!fired) {
-            c->wb_unreported_frames[v] += n;
+            c->wb_unreported_frames[v]++;
             continue;
         }
-        c->wb_delay_hist[v][l7_wb_delay_bin(d)] += n;
-        c->wb_delay_frames[v] += n;
-        c->wb_delay_sum_ns[v] += (uint64_t)d * n;
+        c->wb_delay_hist[v][l7_wb_delay_bin(d)]++;
+        c->wb_delay_frames[v]++;
+        c->wb_delay_sum_ns[v] += (uint64_t)d;
         c->wb_delay_max_ns[v] = MAX(c->wb_delay_max_ns[v], (uint64_t)d);
     }
     s->wb_pend_cnt[v] = 0;
@@ -319,20 +326,14 @@ void l7_update_irq(Lan7430State *s)
 
     for (pass = 0; pass < 4; pass++) {
         uint32_t sts = l7_int_sts(s);
-        uint32_t pending = sts & s->int_en & ~L7_INT_BIT_MAS;
+        uint32_t pending = sts & l7_int_enabled(s);
         uint32_t vec_pending[L7_MAX_VECTORS] = { 0 };
         bool again = false;
         int bit, v;
 
-        if (!(s->int_en & L7_INT_BIT_MAS)) {
-            pending = 0;
-        }
-        if (s->rx_irq_held) {
-            pending &= ~L7_INT_BIT_ALL_RX;      /* rx-irq-hold fault */
-        }
         for (bit = 1; bit < 32; bit++) {
             if (pending & (1u << bit)) {
-                v = l7_src_nibble(s->vec_map, bit) % s->nvec;
+                v = l7_src_vector(s, bit);
                 vec_pending[v] |= 1u << bit;
             }
         }

@@ -55,15 +55,23 @@ static const char *l7_reg_name(hwaddr off)
     return NULL;
 }
 
-static void l7_json_arr(GString *g, const char *name, const uint64_t *v, int n)
+/* [v0,v1,...] */
+static void l7_json_list(GString *g, const uint64_t *v, int n)
 {
     int i;
 
-    g_string_append_printf(g, "\"%s\":[", name);
+    g_string_append_c(g, '[');
     for (i = 0; i < n; i++) {
         g_string_append_printf(g, "%s%" PRIu64, i ? "," : "", v[i]);
     }
-    g_string_append(g, "],");
+    g_string_append_c(g, ']');
+}
+
+static void l7_json_arr(GString *g, const char *name, const uint64_t *v, int n)
+{
+    g_string_append_printf(g, "\"%s\":", name);
+    l7_json_list(g, v, n);
+    g_string_append_c(g, ',');
 }
 
 /* XON frames, frames after XOFF, virtual time the link partner was held
@@ -99,13 +107,10 @@ static void l7_json_wb_delay(GString *g, Lan7430State *s)
     l7_json_arr(g, "wb_delay_bin_lower_us", lower, L7_WB_DELAY_BINS);
     g_string_append(g, "\"wb_delay_hist_per_vector\":[");
     for (i = 0; i < s->nvec; i++) {
-        GString *h = g_string_new(NULL);
-
-        l7_json_arr(h, "x", c->wb_delay_hist[i], L7_WB_DELAY_BINS);
-        /* strip the "x": and the trailing comma */
-        g_string_append_printf(g, "%s%.*s", i ? "," : "", (int)h->len - 5,
-                               h->str + 4);
-        g_string_free(h, true);
+        if (i) {
+            g_string_append_c(g, ',');
+        }
+        l7_json_list(g, c->wb_delay_hist[i], L7_WB_DELAY_BINS);
     }
     g_string_append(g, "],");
     l7_json_arr(g, "wb_delay_frames", c->wb_delay_frames, s->nvec);

@@ -559,7 +559,7 @@ static void l7_w_rx_tail(Lan7430State *s, int ch, uint32_t val)
         s->int_en |= L7_INT_BIT_DMA_RX(ch);
     }
     if (val & L7_RX_TAIL_SET_TOP_INT_VEC_EN) {
-        s->vec_en |= 1u << (l7_src_nibble(s->vec_map, 24 + ch) % s->nvec);
+        s->vec_en |= 1u << l7_src_vector(s, 24 + ch);
     }
     l7_update_irq(s);
     l7_rx_kick(s);
@@ -580,7 +580,7 @@ static void l7_w_tx_tail(Lan7430State *s, int ch, uint32_t val)
         s->int_en |= L7_INT_BIT_DMA_TX(ch);
     }
     if (val & L7_TX_TAIL_SET_TOP_INT_VEC_EN) {
-        s->vec_en |= 1u << (l7_src_nibble(s->vec_map, 16 + ch) % s->nvec);
+        s->vec_en |= 1u << l7_src_vector(s, 16 + ch);
     }
     l7_tx_process(s, ch);
     l7_update_irq(s);

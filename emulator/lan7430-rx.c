@@ -483,6 +483,25 @@ void l7_rx_head_wb(Lan7430State *s, int ch, uint32_t idx)
 }
 
 /*
+ * FRAMES RX frames of channel CH are written back: their status (RXFRM)
+ * and the start of their delays to the interrupt (T as for
+ * l7_wb_delay_start); the caller updates the interrupt.
+ */
+void l7_rx_signal(Lan7430State *s, int ch, uint32_t frames, const int64_t *t)
+{
+    l7_wb_delay_start(s, ch, frames, t);
+    s->dmac_int_sts |= L7_DMAC_INT_RXFRM(ch);
+}
+
+/* QUANTA x 512 bit times at the link rate (1000 Mbit/s when unpaced) */
+static int64_t l7_quanta_ns(Lan7430State *s, uint32_t quanta)
+{
+    uint32_t mbps = s->rate_mbps ? s->rate_mbps : 1000;
+
+    return (int64_t)quanta * 512 * 1000 / mbps;
+}
+
+/*
  * A PAUSE frame from the link partner (802.3 annex 31B): to the reserved
  * multicast address 01-80-C2-00-00-01, type 0x8808, opcode 1, of the
  * minimum frame size (64 bytes with the FCS).  The MAC counts it in
@@ -501,9 +520,8 @@ void l7_rx_head_wb(Lan7430State *s, int ch, uint32_t idx)
 static bool l7_rx_pause_frame(Lan7430State *s, const uint8_t *f, size_t len)
 {
     static const uint8_t da[6] = { 0x01, 0x80, 0xC2, 0x00, 0x00, 0x01 };
-    uint32_t mbps = s->rate_mbps ? s->rate_mbps : 1000;
+    bool fcen = l7_reg(s, L7_MAC_FLOW) & L7_MAC_FLOW_RX_FCEN;
     uint16_t quanta;
-    int64_t now;
 
     if (len != 60 || memcmp(f, da, 6) != 0 || lduw_be_p(f + 12) != 0x8808 ||
         lduw_be_p(f + 14) != 0x0001) {
@@ -512,13 +530,11 @@ static bool l7_rx_pause_frame(Lan7430State *s, const uint8_t *f, size_t len)
     quanta = lduw_be_p(f + 16);
     l7_stat_add(s, L7_STAT_RX_PAUSE_FRAMES, 1);
     s->cnt.rx_pause_frames++;
-    if (l7_reg(s, L7_MAC_FLOW) & L7_MAC_FLOW_RX_FCEN) {
-        now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-        s->tx_pause_until = now + (int64_t)quanta * 512 * 1000 / mbps;
+    if (fcen) {
+        s->tx_pause_until = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                            l7_quanta_ns(s, quanta);
     }
-    trace_lan743x_rx_pause_frame(quanta,
-                                 !!(l7_reg(s, L7_MAC_FLOW) &
-                                    L7_MAC_FLOW_RX_FCEN));
+    trace_lan743x_rx_pause_frame(quanta, fcen);
     return true;
 }
 
@@ -841,9 +857,8 @@ void l7_rx_batch_flush(Lan7430State *s, int ch, int why)
         l7_dma_write(s, b->head_addr, &h, 4, true);
         s->cnt.rx_head_wb[ch]++;
     }
-    l7_wb_delay_start(s, ch, s->rxb_frames[ch], s->rxb_t[ch]);
+    l7_rx_signal(s, ch, s->rxb_frames[ch], s->rxb_t[ch]);
     s->rxb_frames[ch] = 0;
-    s->dmac_int_sts |= L7_DMAC_INT_RXFRM(ch);
     l7_update_irq(s);
 }
 
@@ -1143,8 +1158,7 @@ static void l7_rx_frame_done(Lan7430State *s, L7RxFrame *fr, size_t size)
         l7_rx_batch_add(s, ch, fr->nd + (fr->ts ? 1 : 0), fr->idx);
     } else {
         l7_rx_head_wb(s, ch, fr->idx);
-        l7_wb_delay_start(s, ch, 1, NULL);
-        s->dmac_int_sts |= L7_DMAC_INT_RXFRM(ch);
+        l7_rx_signal(s, ch, 1, NULL);
         l7_update_irq(s);
     }
     if (l7_fault_hit(s, L7F_RX_STALL)) {
@@ -1221,13 +1235,10 @@ static bool l7_op_busy(Lan7430State *s, int op)
  * queues them (the partner's buffer) until the pause ends.
  */
 
-/* FCPT x 512 bit times at the link rate (1000 Mbit/s when unpaced) */
+/* the pause time the MAC sends in XOFF (FCPT quanta) */
 static int64_t l7_pause_ns(Lan7430State *s)
 {
-    uint32_t quanta = l7_reg(s, L7_MAC_FLOW) & L7_MAC_FLOW_FCPT_MASK;
-    uint32_t mbps = s->rate_mbps ? s->rate_mbps : 1000;
-
-    return (int64_t)quanta * 512 * 1000 / mbps;
+    return l7_quanta_ns(s, l7_reg(s, L7_MAC_FLOW) & L7_MAC_FLOW_FCPT_MASK);
 }
 
 /* the partner is paused and has nothing left in flight: it sends nothing */
