@@ -916,19 +916,35 @@ static int64_t cnt_sub(Ctx *c, const char *obj, const char *key)
     return v;
 }
 
+/* element idx of list l (NULL past its end, or if l is NULL) */
+static QObject *list_at(QList *l, int idx)
+{
+    QListEntry *e;
+    int i = 0;
+
+    if (l) {
+        QLIST_FOREACH_ENTRY(l, e) {
+            if (i++ == idx) {
+                return qlist_entry_obj(e);
+            }
+        }
+    }
+    return NULL;
+}
+
+/* the integer o, -1 if there is none */
+static int64_t obj_int(QObject *o)
+{
+    QNum *n = qobject_to(QNum, o);
+
+    return n ? qnum_get_int(n) : -1;
+}
+
 static int64_t cnt_arr(Ctx *c, const char *key, int idx)
 {
     QDict *d = counters(c);
-    QList *l = qdict_get_qlist(d, key);
-    QListEntry *e;
-    int64_t v = -1;
-    int i = 0;
+    int64_t v = obj_int(list_at(qdict_get_qlist(d, key), idx));
 
-    QLIST_FOREACH_ENTRY(l, e) {
-        if (i++ == idx) {
-            v = qnum_get_int(qobject_to(QNum, qlist_entry_obj(e)));
-        }
-    }
     qobject_unref(d);
     return v;
 }
@@ -937,22 +953,9 @@ static int64_t cnt_arr(Ctx *c, const char *key, int idx)
 static int64_t cnt_arr2(Ctx *c, const char *key, int i, int j)
 {
     QDict *d = counters(c);
-    QList *l = qdict_get_qlist(d, key);
-    QListEntry *e, *f;
-    int64_t v = -1;
-    int a = 0, b;
+    QList *l = qobject_to(QList, list_at(qdict_get_qlist(d, key), i));
+    int64_t v = obj_int(list_at(l, j));
 
-    QLIST_FOREACH_ENTRY(l, e) {
-        if (a++ != i) {
-            continue;
-        }
-        b = 0;
-        QLIST_FOREACH_ENTRY(qobject_to(QList, qlist_entry_obj(e)), f) {
-            if (b++ == j) {
-                v = qnum_get_int(qobject_to(QNum, qlist_entry_obj(f)));
-            }
-        }
-    }
     qobject_unref(d);
     return v;
 }
@@ -960,13 +963,15 @@ static int64_t cnt_arr2(Ctx *c, const char *key, int i, int j)
 /* the histogram bin whose range holds us microseconds */
 static int wb_delay_bin(Ctx *c, int64_t us)
 {
-    int b;
+    QDict *d = counters(c);
+    QList *lower = qdict_get_qlist(d, "wb_delay_bin_lower_us");
+    int b = 0;
 
-    for (b = 0; cnt_arr(c, "wb_delay_bin_lower_us", b + 1) >= 0; b++) {
-        if (cnt_arr(c, "wb_delay_bin_lower_us", b + 1) > us) {
-            break;
-        }
+    while (obj_int(list_at(lower, b + 1)) >= 0 &&
+           obj_int(list_at(lower, b + 1)) <= us) {
+        b++;
     }
+    qobject_unref(d);
     return b;
 }
 
@@ -1681,7 +1686,9 @@ static void test_irq_wb_delay_hist(void)
     Ctx c;
     Rings r;
     uint8_t f[64];
-    int b200, b400, b;
+    int b200, b400, b, bins;
+    QDict *d;
+    QList *h;
 
     ctx_init(&c, true);
     rx0_on_vector2(&c, &r, 400);
@@ -1701,10 +1708,16 @@ static void test_irq_wb_delay_hist(void)
     b200 = wb_delay_bin(&c, 200);
     b400 = wb_delay_bin(&c, 400);
     g_assert_cmpint(b200, <, b400);
-    for (b = 0; cnt_arr(&c, "wb_delay_bin_lower_us", b) >= 0; b++) {
-        g_assert_cmpint(cnt_arr2(&c, "wb_delay_hist_per_vector", 2, b), ==,
-                        b == b200 || b == b400);
+    d = counters(&c);
+    bins = qlist_size(qdict_get_qlist(d, "wb_delay_bin_lower_us"));
+    h = qobject_to(QList, list_at(qdict_get_qlist(d,
+                                                  "wb_delay_hist_per_vector"),
+                                  2));
+    g_assert_cmpint(bins, >, b400);
+    for (b = 0; b < bins; b++) {
+        g_assert_cmpint(obj_int(list_at(h, b)), ==, b == b200 || b == b400);
     }
+    qobject_unref(d);
     g_assert_cmpint(cnt_arr2(&c, "wb_delay_hist_per_vector", 0, b200), ==, 0);
     /* the status is still set, the vector signalled: this one is polled */
     send_frame(&c, f, sizeof(f));
@@ -2263,6 +2276,24 @@ static void send_pause(Ctx *c, uint16_t quanta, uint16_t opcode,
     send_frame(c, f, sizeof(f));    /* short: the wire pads it to 64 */
 }
 
+/* a PAUSE frame from the partner, its wire time, the model's count n */
+static void peer_pause(Ctx *c, uint16_t quanta, int n)
+{
+    static const uint8_t pause_da[6] = { 0x01, 0x80, 0xC2, 0x00, 0x00, 0x01 };
+
+    send_pause(c, quanta, 1, pause_da);
+    qtest_clock_step(c->qs->qts, (64 + 8 + 12) * 8);
+    g_assert_true(wait_cnt(c, "rx_pause_frames", n));
+}
+
+/* TX descriptor i (a 100-byte frame) fetched and written back */
+static void tx_frame_100(Ctx *c, TxRing *t, int i)
+{
+    tx_desc(c, t, i, 100, 0);
+    wr(c, TX_TAIL(0), i + 1);
+    g_assert_true(wait_hwb(c, t->hwb, i + 1));
+}
+
 static void test_rx_pause_frames(void)
 {
     static const uint8_t pause_da[6] = { 0x01, 0x80, 0xC2, 0x00, 0x00, 0x01 };
@@ -2287,9 +2318,7 @@ static void test_rx_pause_frames(void)
     g_assert_cmpint(rd(&c, STAT_RX_MC_FRAMES), ==, 0);
     g_assert_cmpint(rd(&c, STAT_RX_64), ==, 0);
     g_assert_cmpint(rd(&c, STAT_RX_TOTAL), ==, 0);
-    tx_desc(&c, &t, 0, 100, 0);
-    wr(&c, TX_TAIL(0), 1);
-    g_assert_true(wait_hwb(&c, t.hwb, 1));
+    tx_frame_100(&c, &t, 0);
     drain_sock(&c, 1);
     g_assert_cmpint(cnt(&c, "tx_pause_delayed"), ==, 0);
     g_assert_cmpint(rd(&c, STAT_TX_64 + 4), ==, 1);     /* 65-127 */
@@ -2313,13 +2342,8 @@ static void test_rx_pause_frames(void)
     wr(&c, MAC_FLOW, 1u << 29);
     prop_set(&c, "rate-burst-us", 0);
     prop_set(&c, "rate-catchup-us", 0);
-    send_pause(&c, 0xFFFF, 1, pause_da);
-    /* the PAUSE frame's own wire time (64 + 8 + 12 bytes) */
-    qtest_clock_step(c.qs->qts, (64 + 8 + 12) * 8);
-    g_assert_true(wait_cnt(&c, "rx_pause_frames", 2));
-    tx_desc(&c, &t, 1, 100, 0);
-    wr(&c, TX_TAIL(0), 2);
-    g_assert_true(wait_hwb(&c, t.hwb, 2));
+    peer_pause(&c, 0xFFFF, 2);
+    tx_frame_100(&c, &t, 1);
     g_assert_cmpint(cnt(&c, "tx_pause_delayed"), ==, 1);
     g_assert_cmpint(cnt(&c, "tx_frames"), ==, 1);
     qtest_clock_step(c.qs->qts, PAUSE_MAX_NS + wire_100 - 1);
@@ -2329,15 +2353,9 @@ static void test_rx_pause_frames(void)
     drain_sock(&c, 1);
 
     /* XON ends a pause: the next frame goes at once */
-    send_pause(&c, 0xFFFF, 1, pause_da);
-    qtest_clock_step(c.qs->qts, (64 + 8 + 12) * 8);
-    g_assert_true(wait_cnt(&c, "rx_pause_frames", 3));
-    send_pause(&c, 0, 1, pause_da);
-    qtest_clock_step(c.qs->qts, (64 + 8 + 12) * 8);
-    g_assert_true(wait_cnt(&c, "rx_pause_frames", 4));
-    tx_desc(&c, &t, 2, 100, 0);
-    wr(&c, TX_TAIL(0), 3);
-    g_assert_true(wait_hwb(&c, t.hwb, 3));
+    peer_pause(&c, 0xFFFF, 3);
+    peer_pause(&c, 0, 4);
+    tx_frame_100(&c, &t, 2);
     qtest_clock_step(c.qs->qts, wire_100);
     g_assert_cmpint(cnt(&c, "tx_frames"), ==, 3);
     g_assert_cmpint(cnt(&c, "tx_pause_delayed"), ==, 1);
