@@ -4,30 +4,36 @@ reasons; the expected files' format; the per-file table."""
 
 import re
 
-KTAP = re.compile(r"^\s*(not )?ok \d+ (\S+)(?:\s+#\s*(\w+)?(.*))?$")
+KTAP = re.compile(r"^\s*(not )?ok \d+ (\S+)(?:\s+#\s*(?P<word>\w+)?"
+                  r"(?P<raw>.*))?$")
 RESULTS = ("pass", "fail", "skip", "xfail")
 # the whole driver test targets, as netdev's CI runs them
 WHOLE = ["drivers/net", "drivers/net/hw"]
 # a test program's own line in run_kselftest.sh's output, its directive
 # in groups 3 and 4 as KTAP has it
-KSFT_PROG_D = re.compile(r"^(not )?ok \d+ (selftests: \S+: \S+)"
-                         r"(?:\s+#\s*(\w+)?(.*))?$")
+KSFT_PROG_D = re.compile(r"^(not )?ok \d+ (selftests: (?P<coll>\S+): "
+                         r"(?P<file>\S+))(?:\s+#\s*(?P<word>\w+)?"
+                         r"(?P<raw>.*))?$")
 
 
 # a shell test's own result line (net/forwarding/lib.sh's log_test)
 SH_CASE = re.compile(r"^TEST: (.*?)\s+\[\s*(OK|FAIL|SKIP|XFAIL)\s*\]")
 
 
+def ktap_result(not_ok, word):
+    """A KTAP line's result: its directive WORD's (SKIP, XFAIL) if it
+    has one, else by ok or not ok (NOT_OK)."""
+    return {"SKIP": "skip", "XFAIL": "xfail"}.get(
+        (word or "").upper(), "fail" if not_ok else "pass")
+
+
 def _directive(m):
-    """(result, reason) of a KTAP match m of KTAP."""
-    word, raw = m.group(3) or "", m.group(4) or ""
-    directive, rest = word.upper(), raw.strip()
-    if directive == "SKIP":
-        return "skip", rest
-    if directive == "XFAIL":
-        return "xfail", rest
-    reason = (word + raw).strip()
-    return ("fail" if m.group(1) else "pass"), reason
+    """(result, reason) of a match m of KTAP or KSFT_PROG_D: a skip's
+    or xfail's reason is the directive's text, another result's the
+    whole comment."""
+    word, raw = m.group("word") or "", m.group("raw") or ""
+    res = ktap_result(m.group(1), word)
+    return res, (raw if res in ("skip", "xfail") else word + raw).strip()
 
 
 def _why(block):
@@ -65,14 +71,13 @@ def parse_run_kselftest(text):
     for line in text.splitlines():
         m = KSFT_PROG_D.match(line)
         if m:
-            full = re.match(r"^(?:not )?ok \d+ selftests: (\S+): (\S+)", line)
             res, reason = _directive(m)
             if res == "fail" and (not reason or reason.startswith("exit=")):
                 why = _why(block)
                 reason = f"{reason}: {why}" if reason and why else \
                     reason or why
-            files.append({"collection": full.group(1),
-                          "file": full.group(2), "result": res,
+            files.append({"collection": m.group("coll"),
+                          "file": m.group("file"), "result": res,
                           "reason": reason, "cases": cases})
             cases, block = [], []
             continue
@@ -103,6 +108,13 @@ def parse_run_kselftest(text):
     return files
 
 
+def tap_path(mdir, entry):
+    """The run_kselftest.sh output of ENTRY (COLLECTION:FILE) in a
+    module's directory MDIR, as selftests.sh names it."""
+    return mdir / "whole" / (entry.replace("/", "-").replace(":", "-")
+                             + ".tap")
+
+
 def whole_results(outdir, name, entries):
     """make ksft: {test: (result, reason)} of module NAME from
     outdir/NAME/whole/*.tap, per file (COLLECTION:FILE) and per case
@@ -110,8 +122,7 @@ def whole_results(outdir, name, entries):
     kselftest-list.txt) that did not run."""
     res, notrun = {}, []
     for e in entries:
-        tap = outdir / name / "whole" / (e.replace("/", "-").replace(":", "-")
-                                         + ".tap")
+        tap = tap_path(outdir / name, e)
         if not tap.exists():
             notrun.append(e)
             continue
@@ -309,6 +320,18 @@ def lab_results(mdir):
     return r
 
 
+def module_results(run, name, entries):
+    """Module NAME's results in make ksft's run directory RUN: {test:
+    (result, reason)} of its files, their cases and selftests.sh's lab.*
+    checks; the entries that did not run; the raw output of every file,
+    in the order of ENTRIES."""
+    r, notrun = whole_results(run, name, entries)
+    r.update(lab_results(run / name))
+    taps = [tap_path(run / name, e) for e in entries]
+    return r, notrun, "".join(t.read_text(errors="replace")
+                              for t in taps if t.exists())
+
+
 def merge(runs, dest):
     """The results of make ksft's run directories RUNS (one module each,
     or more) into DEST: results.txt (the expected files' format),
@@ -322,17 +345,10 @@ def merge(runs, dest):
                            if (d / "whole").is_dir()):
             name = mdir.name
             names.append(name)
-            r, notrun = whole_results(run, name, entries)
-            r.update(lab_results(mdir))
-            results[name] = r
+            results[name], notrun, tap = module_results(run, name, entries)
             (dest / f"not-run-{name}.txt").write_text(
                 "".join(f"{e}\n" for e in notrun))
-            with open(dest / f"{name}.tap", "w", encoding="utf-8") as f:
-                for e in entries:
-                    tap = mdir / "whole" / (e.replace("/", "-")
-                                            .replace(":", "-") + ".tap")
-                    if tap.exists():
-                        f.write(tap.read_text(errors="replace"))
+            (dest / f"{name}.tap").write_text(tap, encoding="utf-8")
         if (run / "not-built.txt").exists():
             (dest / "not-built.txt").write_text(
                 (run / "not-built.txt").read_text())

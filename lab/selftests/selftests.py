@@ -62,7 +62,7 @@ import time
 from pathlib import Path
 
 import ksft_results
-from ksft_results import KTAP, RESULTS, WHOLE
+from ksft_results import KTAP, RESULTS, WHOLE, ktap_result
 
 LAB = Path(__file__).resolve().parents[1]
 ROOT = LAB.parent
@@ -331,11 +331,7 @@ def _ksft_lines(text, prefix, r):
         m = KTAP.match(inner)
         if not m or inner.startswith((" ", "#")):
             continue
-        directive = (m.group(3) or "").upper()
-        result = ("skip" if directive == "SKIP" else
-                  "xfail" if directive == "XFAIL" else
-                  "fail" if m.group(1) else "pass")
-        r[prefix + m.group(2)] = result
+        r[prefix + m.group(2)] = ktap_result(m.group(1), m.group("word"))
         seen_in_prog += 1
 
 
@@ -373,14 +369,7 @@ def parse_ktap(outdir, modules):
                 if not m:
                     continue
                 seen += 1
-                directive = (m.group(3) or "").upper()
-                if directive == "SKIP":
-                    result = "skip"
-                elif directive == "XFAIL":
-                    result = "xfail"
-                else:
-                    result = "fail" if m.group(1) else "pass"
-                r[m.group(2)] = result
+                r[m.group(2)] = ktap_result(m.group(1), m.group("word"))
             if not seen:
                 # the program died before printing a result
                 r[f.stem] = "fail"
@@ -816,21 +805,11 @@ def main_whole(args, cmd, env, out, names, install):
                  "booting again, on from the next file")
         done = now
     results = {}
-    lab = parse_ktap(out, names)
     for n in names:
-        r, notrun = ksft_results.whole_results(out, n, entries)
-        for t, v in lab.get(n, {}).items():
-            if t.startswith("lab."):
-                r[t] = (v, "")
-        results[n] = r
+        results[n], notrun, tap = ksft_results.module_results(out, n, entries)
         (out / n / "not-run.txt").write_text("".join(f"{e}\n"
                                                      for e in notrun))
-        with open(out / n / "ksft.tap", "w", encoding="utf-8") as f:
-            for e in entries:
-                tap = out / n / "whole" / (e.replace("/", "-")
-                                           .replace(":", "-") + ".tap")
-                if tap.exists():
-                    f.write(tap.read_text(errors="replace"))
+        (out / n / "ksft.tap").write_text(tap, encoding="utf-8")
         if notrun:
             progress(f"module {n}: {len(notrun)} files did not run: "
                      f"{' '.join(notrun)}")
