@@ -66,10 +66,10 @@ def descendants(pid):
     return out
 
 
-def _list_delta(v, av):
+def list_delta(v, av):
     """b - a of a counter that is a list (per queue, per vector), of
     numbers or of lists (a histogram per vector), element by element."""
-    return [_list_delta(x, y) if isinstance(x, list) else x - y
+    return [list_delta(x, y) if isinstance(x, list) else x - y
             for x, y in zip(v, av)]
 
 
@@ -363,7 +363,7 @@ ethtool -S $D 2>/dev/null | awk -F: 'NF==2 {gsub(/^ +| +$/, "", $1); gsub(/ /, "
                     m[k] = v - av
             elif isinstance(v, list) and isinstance(av, list):
                 if v != av:
-                    m[k] = _list_delta(v, av)
+                    m[k] = list_delta(v, av)
             elif k == "mmio":
                 dd = {}
                 for reg, rw in v.items():

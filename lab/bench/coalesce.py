@@ -30,21 +30,20 @@ timing is not the silicon's).
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "emulator" / "tests"))
-from vmrpc import PEER_IP, VM  # pylint: disable=wrong-import-position
+# pylint: disable=wrong-import-position
+from bench import out_of
+from vmrpc import PEER_IP, VM, list_delta  # pylint: disable=wrong-import-order
 
 
 def last_line(cmd, env=None):
     """The last line a lab build command prints (its product)."""
-    out = subprocess.run(cmd, cwd=ROOT, env=env, text=True, check=True,
-                         stdout=subprocess.PIPE).stdout
-    return out.strip().splitlines()[-1]
+    return out_of(cmd, cwd=ROOT, env=env)
 
 
 def modules(args):
@@ -89,8 +88,7 @@ def delta(a, b):
         if isinstance(v, int) and isinstance(av, int):
             out[k] = v - av
         elif isinstance(v, list) and isinstance(av, list):
-            out[k] = [delta({"x": y}, {"x": x})["x"] if isinstance(x, list)
-                      else x - y for y, x in zip(av, v)]
+            out[k] = list_delta(v, av)
     return out
 
 
@@ -204,6 +202,16 @@ def table(records):
     return "\n".join(rows) + "\n"
 
 
+def write_table(out):
+    """OUT/table.md from OUT/records.jsonl, printed too; the records."""
+    records = [json.loads(line) for line in
+               (out / "records.jsonl").read_text().splitlines() if line]
+    text = table(records)
+    (out / "table.md").write_text(text)
+    print(text)
+    return records
+
+
 def main():
     """Run every module's settings, write the records and the table."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -223,10 +231,7 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.table:
-        records = [json.loads(line) for line in
-                   (out / "records.jsonl").read_text().splitlines() if line]
-        (out / "table.md").write_text(table(records))
-        print(table(records))
+        write_table(out)
         return
     qemu = last_line(["bash", "emulator/build.sh"])
     obj = args.obj or last_line(["bash", "lab/kernel/kbuild.sh", "kernel",
@@ -235,10 +240,7 @@ def main():
     with open(out / "records.jsonl", "a", encoding="utf-8") as rec:
         for name, ko in modules(args):
             run_module(args, name, ko, qemu, obj, rec)
-    records = [json.loads(line) for line in
-               (out / "records.jsonl").read_text().splitlines() if line]
-    (out / "table.md").write_text(table(records))
-    print(table(records))
+    records = write_table(out)
     print(f"coalesce: {len(records)} records, {time.time() - t0:.0f} s")
 
 
