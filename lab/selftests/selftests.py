@@ -439,22 +439,22 @@ def compare(results, expected, modules):
 
 
 def run_guest(cmd, env, out, names, what, log_name, echo, boot_env=None,
-              boots=(1, 2)):
+              boots=(1, 2), keep=False):
     """Run the guest command cmd (vm.sh with the guest's
     selftests.sh), its output into out/log_name(boot) and its KTAP lines
     and the lines starting with one of echo to stderr as they come.
 
     A crash of the emulated machine (exit 86: a guest kernel panic) is not
     a test result: the run is repeated once, and says so; a second crash
-    fails. The results of names are cleared before each boot; boot_env(boot)
-    gives variables to add to env for that boot. boots=(n,): one boot,
-    numbered n, the results kept (make ksft resumes where a crashed boot
-    stopped). Returns (exit status, boot)."""
+    fails. The results of names are cleared before each boot unless keep
+    (make ksft resumes where a crashed boot stopped, one boot at a time:
+    boots=(n,)); boot_env(boot) gives variables to add to env for that
+    boot. Returns (exit status, boot)."""
     for boot in boots:
         benv = dict(env, **boot_env(boot)) if boot_env else env
         progress(f"booting {what}: {', '.join(names)}"
                  + (" (again, after a guest crash)" if boot > 1 else ""))
-        for name in names if len(boots) > 1 else ():
+        for name in () if keep else names:
             shutil.rmtree(out / name, ignore_errors=True)
         with open(out / log_name(boot), "w", encoding="utf-8") as log, \
                 subprocess.Popen(cmd, env=benv, stdout=subprocess.PIPE,
@@ -797,7 +797,8 @@ def main_whole(args, cmd, env, out, names, install):
         boot += 1
         rc, _ = run_guest(cmd, env, out, names, "the VM (make ksft)",
                           lambda b: f"console-{b}.log",
-                          ("[selftests.sh]", "vm.sh: "), boots=(boot,))
+                          ("[selftests.sh]", "vm.sh: "), boots=(boot,),
+                          keep=True)
         now = finished()
         if rc == 0 or now >= len(entries) * len(names) or now <= done:
             break
