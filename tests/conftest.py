@@ -250,6 +250,24 @@ def guest_module(stack, module="series"):
                       module], env=stack_env(stack))
 
 
+def ynl_into(vm, src):
+    """The kernel tree SRC's ynl library and netdev spec copied into VM's
+    shared directory, as ynl/lib and ynl/netdev.yaml (the library is
+    tools/net/ynl/pyynl/lib since 6.14, tools/net/ynl/lib before; a tree
+    with neither fails the caller, a check that needs it is not
+    skipped). Returns the directory (Path)."""
+    spec = Path(src) / "Documentation/netlink/specs/netdev.yaml"
+    libs = [Path(src) / "tools/net/ynl" / d / "lib" for d in ("pyynl", ".")]
+    lib = next((x for x in libs if (x / "ynl.py").exists()), None)
+    assert lib and spec.exists(), \
+        f"no ynl library ({' or '.join(map(str, libs))}) or netdev spec " \
+        f"in {src}"
+    d = Path(vm.rw) / "ynl"
+    shutil.copytree(lib, d / "lib")
+    shutil.copy(spec, d / "netdev.yaml")
+    return d
+
+
 @contextlib.contextmanager
 def net_vm(qemu, obj, ko):
     """lab_vm() on the x86 guest kernel built in OBJ with the module KO,

@@ -35,10 +35,8 @@ available.
 """
 import json
 import re
-import shutil
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from conftest import (
@@ -51,6 +49,7 @@ from conftest import (
     stack_env,
     vm_inputs,
     wait_until,
+    ynl_into,
 )
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
@@ -109,20 +108,8 @@ def fixture_vm(stack):
     with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
                 mods=f"{obj}/mods", ko=series_ko) as v:
         v.base_ko = base_ko
-        # ynl (netlink page-pool-get) for the leak check: the library is
-        # tools/net/ynl/pyynl/lib since 6.14 (7.3), tools/net/ynl/lib
-        # before (6.12); a tree with neither fails, the check is not
-        # skipped (until 2026-11-25 it was, silently, on 7.3)
-        spec = Path(src) / "Documentation/netlink/specs/netdev.yaml"
-        libs = [Path(src) / "tools/net/ynl" / d / "lib"
-                for d in ("pyynl", ".")]
-        lib = next((x for x in libs if (x / "ynl.py").exists()), None)
-        assert lib and spec.exists(), \
-            f"no ynl library ({' or '.join(map(str, libs))}) or netdev " \
-            f"spec in {src}"
-        d = Path(v.rw) / "ynl"
-        shutil.copytree(lib, d / "lib")
-        shutil.copy(spec, d / "netdev.yaml")
+        # ynl (netlink page-pool-get) for the leak check
+        d = ynl_into(v, src)
         (d / "pp.py").write_text(PP_SCRIPT, encoding="utf-8")
         v.ynl_dir = str(d)
         v.load_mark = v.mark()

@@ -17,6 +17,14 @@ the checks in file order:
   reach the wire are freed with the old ring. Every frame the stack
   handed to the driver (FRAMES less the qdisc's drops) must be counted
   once, in tx_packets or in tx_dropped.
+* test_tx_wake_only_after_stop: the per-queue tx-wake (netdev netlink
+  qstats) counts wakes of the stops tx-stop counts, never more. With the
+  wire slowed to 1 Mbit/s the DUT sends TX_BURST frames and the link goes
+  down while they drain: phylink stops the queue, and the frames still in
+  the TX ring complete after that. Their TX poll must not wake the
+  stopped queue and count it (review D11: v2 counted it, so tx-wake
+  exceeded tx-stop). FLAPS times; in at least one, frames must have
+  completed with the link down.
 * test_double_restart_failure_resets: the model's rx-swr-head fault makes
   channel 0's reset fail twice during `ip link set mtu 1500` (from 9000):
   on the new ring, then on the old one. The change must fail with the MTU
@@ -25,14 +33,26 @@ the checks in file order:
   from the peer, all to channel 0 in the model, delivered (IpInReceives).
 
 Neighbours are static and IPv6 is off on both ends, so the DUT receives
-and sends only what the checks send.
+and sends only what the checks send. LAN743X_STATS_RESET_KO=<lan743x.ko>
+runs another module (e.g. net-next-1's, which counts the wake D11 is
+about: test_tx_wake_only_after_stop fails with it).
 """
+import json
+import os
 import re
 import sys
 import time
 
 import pytest
-from conftest import ROOT, guest_module, net_vm, vm_inputs
+from conftest import (
+    ROOT,
+    guest_module,
+    lab_built,
+    net_vm,
+    stack_env,
+    vm_inputs,
+    ynl_into,
+)
 
 sys.path.insert(0, str(ROOT / "emulator/tests"))
 from vmrpc import DUT_IP, PEER_IP, send_flows
@@ -60,6 +80,21 @@ SEND_SLOW = ("import socket; s = socket.socket(2, 2); "
              f"[s.sendto(b't' * 1000, ('{PEER_IP}', 9)) "
              f"for _ in range({FRAMES})]")
 SEND_FLOWS = send_flows(FLOWS)
+FLAPS = 3
+TX_BURST = 200          # frames of 1000 bytes: 1.6 s at 1 Mbit/s
+SEND_BURST = ("import socket; s = socket.socket(2, 2); "
+              f"[s.sendto(b'w' * 1000, ('{PEER_IP}', 9)) "
+              f"for _ in range({TX_BURST})]")
+# the DUT's qstats (device scope) through the kernel's ynl library
+QSTATS = r'''
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from lib import YnlFamily
+ynl = YnlFamily(sys.argv[1] + "/netdev.yaml", "")
+i = int(sys.argv[2])
+print(json.dumps([q for q in ynl.dump("qstats-get", {"ifindex": i})
+                  if q.get("ifindex") == i][0]))
+'''
 
 
 @pytest.fixture(scope="module", name="vm")
@@ -67,7 +102,14 @@ def fixture_vm():
     """A booted VM with the net-next series' module, the network up and
     the neighbours pinned."""
     qemu, obj = vm_inputs(STACK)
-    with net_vm(qemu, obj, guest_module(STACK)) as v:
+    src = lab_built(f"the {STACK} source tree",
+                    ["bash", "lab/kernel/kbuild.sh", "srctree"],
+                    env=stack_env(STACK))
+    ko = os.environ.get("LAN743X_STATS_RESET_KO") or guest_module(STACK)
+    with net_vm(qemu, obj, ko) as v:
+        d = ynl_into(v, src)
+        (d / "qstats.py").write_text(QSTATS, encoding="utf-8")
+        v.ynl_dir = str(d)
         yield v
 
 
@@ -164,6 +206,70 @@ def test_tx_ring_change_counts_queued_frames(vm):
     # frames were waiting in the rings when they were replaced
     assert sent < handed, "no frame was freed with the old rings: " + info
     assert pkts + dropped == handed, info
+
+
+def qstats(vm):
+    """The DUT's device-scope qstats (netdev netlink qstats-get)."""
+    rc, out = gsh(vm, f"python3 {vm.ynl_dir}/qstats.py {vm.ynl_dir} "
+                  "$(cat /sys/class/net/$D/ifindex)")
+    assert rc == 0, out
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def carrier(vm):
+    """The DUT's carrier (sysfs), "0" or "1"."""
+    _rc, out = gsh(vm, "cat /sys/class/net/$D/carrier")
+    return out.strip()
+
+
+def tx_flap(vm):
+    """One link down while the DUT's TX_BURST frames drain at the wire's
+    rate. Returns (whether frames completed with the link down, what
+    happened)."""
+    c0 = vm.dut.counters()
+    gsh(vm, f"python3 -c \"{SEND_BURST}\" >/dev/null 2>&1 &")
+    assert settle(lambda: vm.dut.counters()["tx_frames"] > c0["tx_frames"]), \
+        "the DUT sent nothing"
+    vm.dut.link(False)
+    assert settle(lambda: carrier(vm) == "0"), "the carrier stayed on"
+    c1 = vm.dut.counters()
+    # the sender is done and the ring drained (the MAC drops what it sends
+    # without a link): the model's count unchanged between two looks
+    last = [-1]
+
+    def drained():
+        n, last[0] = last[0], vm.dut.counters()["tx_frames"]
+        return n == last[0] and gsh(vm, "pgrep -f \"b'w'\"")[0] != 0
+    settle(drained)
+    c2 = vm.dut.counters()
+    vm.dut.link(True)
+    assert settle(lambda: carrier(vm) == "1"), "the carrier stayed off"
+    down = c2["tx_drop_link_down"] - c0["tx_drop_link_down"]
+    what = (f"{c1['tx_frames'] - c0['tx_frames']} sent when the carrier went"
+            f" off, {down} with the link down")
+    return down > 0, what
+
+
+def test_tx_wake_only_after_stop(vm):
+    """TX completions on a queue phylink stopped wake nothing counted."""
+    a = qstats(vm)
+    assert "tx-wake" in a and "tx-stop" in a, f"no tx-stop/tx-wake: {a}"
+    vm.dut.rate(1)
+    try:
+        flaps = [tx_flap(vm) for _ in range(FLAPS)]
+    finally:
+        vm.dut.link(True)
+        vm.dut.rate(1000)
+    b = qstats(vm)
+    stop = b["tx-stop"] - a["tx-stop"]
+    wake = b["tx-wake"] - a["tx-wake"]
+    info = (f"{FLAPS} link downs with {TX_BURST} frames sent at 1 Mbit/s ("
+            f"{'; '.join(f[1] for f in flaps)}): tx-stop +{stop}, tx-wake "
+            f"+{wake}")
+    print(info)
+    assert any(f[0] for f in flaps), \
+        "no flap had frames complete with the queue stopped: " + info
+    assert wake <= stop, info
 
 
 def test_double_restart_failure_resets(vm):
