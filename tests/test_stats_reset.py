@@ -34,8 +34,9 @@ the checks in file order:
 
 Neighbours are static and IPv6 is off on both ends, so the DUT receives
 and sends only what the checks send. LAN743X_STATS_RESET_KO=<lan743x.ko>
-runs another module (e.g. net-next-1's, which counts the wake D11 is
-about: test_tx_wake_only_after_stop fails with it).
+runs another module (test_tx_wake_only_after_stop fails with one that
+counts the wake of a queue phylink stopped, as v2 did:
+measurements/tx-wake-20261128).
 """
 import json
 import os
