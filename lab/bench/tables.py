@@ -36,10 +36,10 @@ MEASUREMENTS = ROOT / "measurements"
 README = ROOT / "README.md"
 
 # The runs the README's tables come from (measurements/<run>/summary.json).
-X86 = "bench-v3model-20261127"      # make bench, defaults, net + net-next
-X86_SYNC = "bench-fresh-20261126"   # its swiotlb=force cells (sync counts)
-ARM = "arm-bench-v3model-20261127"  # make arm-bench REPS=5, net + net-next
-PINNED = "pinned-20261126"          # lab/bench/bench.py, pages held after RX
+X86 = "bench-v3-20261128"           # make bench, swiotlb off and force, v3
+X86_SYNC = X86                      # its swiotlb=force cells (sync counts)
+ARM = "arm-bench-v3-20261128"       # make arm-bench REPS=5, v3
+PINNED = X86                        # pages held after RX
 ARM_TAG = "armv7-noncoherent"
 
 # (label, guest, run, swiotlb tag, cell pattern ({mtu}), metric, mtus)
@@ -215,11 +215,13 @@ def results_block():
     out += [
         "",
         ("Median [min, max] of 5 runs (one value where all five agreed); "
-         "upstream = the base's unmodified module, series = net + net-next; "
+         "upstream = the base's unmodified module, series = net + "
+         "net-next-1 + net-next-2 (v3); "
          "the model's defaults (a link partner that ignores pause, stops "
          "driven by traffic, write-back and interrupt timer as the driver "
-         f"programs them); the sync rows ({X86_SYNC}) count what the driver "
-         "asks of the DMA API, which the model's timing does not change. "
+         "programs them); the sync rows (swiotlb=force) count what the "
+         "driver asks of the DMA API, which the model's timing does not "
+         "change. "
          "The bench's figure of that run (series/upstream for every row): "
          f"[`measurements/{X86}/ratios.png`](measurements/{X86}/ratios.png)."),
     ]
