@@ -39,7 +39,7 @@ help:
 	@echo "make sweep   the count cells and the outage at the corners of the model's unknowns"
 	@echo "             (FIFO size, stop latency, pause, write-back at stop; REPS=, FACTORIAL=1, ARCH=armv7)"
 	@echo "make soak    1000 live MTU/ring changes on the debug kernel (not CI)"
-	@echo "make e2e     guest e2e, upstream vs series module (STACK=6.12: the backport)"
+	@echo "make e2e     guest e2e, upstream vs series module (STACK=6.12-2: the backport)"
 	@echo "make selftests  lan743x, hw and generic kselftests in the guest, upstream vs series"
 	@echo "make ksft    every file of the kselftest targets drivers/net and drivers/net/hw, as"
 	@echo "             netdev's CI runs them (IPv4 and IPv6), upstream vs series; hours, not in make test"

@@ -26,9 +26,10 @@ collect_ignore = [] if os.environ.get("LAN743X_ARM") == "1" else \
     ["test_vm_arm.py"]
 
 # The stacks whose kernels and modules the VM tests run, each on its own
-# base (lab.conf): net-next on 7.3 (what is submitted), 6.12 (the backport).
+# base (lab.conf): net-next on 7.3 (what is submitted), 6.12-2 (the whole
+# 6.12 backport: 6.12-2 on its parent 6.12).
 VM_STACKS = [s for s in os.environ.get(
-    "LAN743X_VM_STACKS", "net-next-2,6.12").split(",") if s]
+    "LAN743X_VM_STACKS", "net-next-2,6.12-2").split(",") if s]
 
 
 # The suite's guests get one vCPU each (VM_CPUS, lab/vm/vm.sh; a test that
@@ -55,9 +56,9 @@ FIRST = ["test_selftests_vm.py", "test_selftests_vm_6_12.py",
          "test_check_parsing.py"]
 # the selftests files of stacks not asked for (LAN743X_VM_STACKS) are not
 # collected rather than skipped (added to the ARM guest's file above)
-collect_ignore += ([] if [s for s in VM_STACKS if s != "6.12"]
+collect_ignore += ([] if [s for s in VM_STACKS if s != "6.12-2"]
                    else ["test_selftests_vm.py"]) + \
-    ([] if "6.12" in VM_STACKS else ["test_selftests_vm_6_12.py"])
+    ([] if "6.12-2" in VM_STACKS else ["test_selftests_vm_6_12.py"])
 
 
 def pytest_collection_modifyitems(items):

@@ -1,8 +1,9 @@
 """The fixes of patches/net/, and the hardening that opens
 patches/net-next-1/, against the LAN7430 model, in one VM boot per base: on
 Linux 7.3 (base + patches/net/ + the first patch of patches/net-next-1/)
-and on 6.12 (the backport, whose first three patches are the same changes:
-base + patches/6.12/ 1-3, so that the backport is tested on its own).
+and on 6.12 (the backport, whose first three patches are the same changes
+in the same order: base + patches/6.12/ 1-3, so that the backport is
+tested on its own).
 
 The module under test has them (`lab/kernel/kbuild.sh module guest
 series:3` with STACK=net-next-1, `... series:3` with STACK=6.12) unless

@@ -7,7 +7,7 @@ The LAN7430 itself is covered by tests/test_vm.py; the variants' identity
 (PCI IDs, ID_REV, PHY address) by the qtests (variant-*).
 
 Stacks: LAN743X_VARIANT_STACKS (default "net-next-2", the 7.3 base; add
-",6.12" for Debian 12's base: about 90 s more per stack).
+",6.12-2" for Debian 12's base (the whole 6.12 backport): about 90 s more per stack).
 """
 import os
 import re

@@ -175,7 +175,7 @@ def test_usage_errors(tmp_path, arch, args, err):
 
 @pytest.mark.parametrize("env,err", [
     ({"ARCH": "arm"}, "e2e: ARCH x86_64 or armv7, not 'arm'"),
-    ({"ARCH": "armv7", "STACK": "net"}, "e2e: STACK net-next-2 or 6.12")])
+    ({"ARCH": "armv7", "STACK": "net"}, "e2e: STACK net-next-2 or 6.12-2")])
 def test_e2e_runner_usage_errors(tmp_path, env, err):
     """lab/vm/e2e.sh (make e2e, make arm-e2e) refuses an ARCH or STACK it
     has no guest for, before building anything."""

@@ -32,9 +32,9 @@ def arm_env(**extra):
     return env
 
 
-# net-next: the series on 7.3; 6.12: the backport on the LTS kernel that
+# net-next: the series on 7.3; 6.12-2: the backport on the LTS kernel that
 # i.MX6 boards run, each on its own base's armv7-virt kernel
-@pytest.mark.parametrize("stack", ["net-next-2", "6.12"])
+@pytest.mark.parametrize("stack", ["net-next-2", "6.12-2"])
 def test_arm_e2e_upstream_and_series(tmp_path, stack):
     """The ARMv7 guest's e2e passes with both modules on STACK's base."""
     env = arm_env(E2E_LOGDIR=str(tmp_path / "logs"), STACK=stack,
@@ -45,7 +45,7 @@ def test_arm_e2e_upstream_and_series(tmp_path, stack):
     # a build step that failed says which (lab/vm/e2e.sh: "error: ...")
     assert p.returncode == 0, out[-8000:]
     assert "E2E (armv7): PASS" in out, out[-6000:]
-    base = {"net-next-2": "7.3", "6.12": "6.12"}[stack]
+    base = {"net-next-2": "7.3", "6.12-2": "6.12"}[stack]
     assert f"e2e (armv7): stack {stack} on Linux {base}" in out, \
         out[-6000:]
     for m in ("upstream", "series"):

@@ -68,7 +68,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#MODS[@]} -gt 0 ] || MODS=("${LAN743X_KO:-kernel=}")
 [ -n "$TESTS" ] || { echo "selftests.sh: --tests DIR or LAN743X_SELFTESTS needed" >&2; exit 2; }
-DIR=$TESTS/drivers/net/lan743x	# the 6.12 backport's; net-next has none
+DIR=$TESTS/drivers/net/lan743x	# a stack's own, if any (v2 of the 6.12 backport had one)
 HAVE_DIR=
 [ -f "$DIR/Makefile" ] && HAVE_DIR=1
 [ -z "$INSTALL" ] || [ -x "$INSTALL/run_kselftest.sh" ] ||

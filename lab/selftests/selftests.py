@@ -2,8 +2,9 @@
 """Run the series' kselftests in the VM, upstream vs series module.
 
 Boots the guest kernel once with the emulated LAN7430 (lab/vm/vm.sh) and runs
-the series' tests (its drivers/net/hw tests, HW_TESTS, on net-next; on
-6.12 also the backport's tools/testing/selftests/drivers/net/lan743x)
+the series' tests (its drivers/net/hw tests, HW_TESTS, on both bases;
+a stack's own tools/testing/selftests/drivers/net/lan743x where it has
+one)
 against the upstream module (base) and the series' module (base +
 patches/) in turn
 (lab/guest/selftests.sh), the virtio-net peer in a network namespace as the
@@ -41,7 +42,7 @@ that make install builds for drivers/net/hw and net/lib are not
 cross-built (libbpf and ynl's C library would need armhf libelf and zlib,
 which a Debian 12 host cannot install beside its own without adding a
 dpkg architecture), so they are left out of the ARM install, listed in
-results (not-for-arm.txt). Our hw tests (and 6.12's lan743x ones) use none of
+results (not-for-arm.txt). Our hw tests use none of
 them. Results are compared with lab/selftests/expected/net-next-2.txt, with
 the differences of the ARM guest (each with its reason) in
 lab/selftests/expected/net-next-2-armv7.txt, which overrides lines of the
@@ -99,7 +100,8 @@ TESTDIR = "tools/testing/selftests/drivers/net/lan743x"
 CACHE = Path(os.environ.get("LAN743X_LAB_CACHE",
                             Path.home() / ".cache/lan743x-lab"))
 # What make install builds and installs (net/lib comes with them); the
-# lan743x directory only where the stack has one (the 6.12 backport)
+# lan743x directory only where the stack has one (none has since v3 of
+# the 6.12 backport, which dropped v2's lan743x tests as the 7.3 series did)
 TARGETS = ["drivers/net/hw", "drivers/net/lan743x"]
 # Our generic tests in drivers/net/hw (run_kselftest.sh -t each: no other
 # hw test runs), those of them the stack has; their results are named

@@ -49,6 +49,9 @@ NO_PY_LINT = {
     "6.12": "the backport's selftests are net-next's adapted to 6.12's "
             "library, for boards; the linted ones are net-next's, which go "
             "upstream",
+    "6.12-2": "the backport's selftests are net-next's adapted to 6.12's "
+              "library, for boards; the linted ones are net-next's, which "
+              "go upstream",
 }
 #: the Python files py-lint looks at
 PY_RE = re.compile(r"^tools/testing/selftests/.*\.py$")

@@ -2,7 +2,7 @@
 # `make e2e` (ARCH=x86_64, the default, or ARCH=armv7; `make arm-e2e` is
 # ARCH=armv7): the guest end-to-end test (lab/guest/e2e.sh) with the
 # upstream lan743x.ko (base) and the series' (base + the stack's patches:
-# patches/net + patches/net-next, or patches/6.12), one boot of
+# patches/net + patches/net-next, or patches/6.12 + 6.12-2), one boot of
 # lab/vm/vm.sh per module. Builds (cached) QEMU with the lan7430 model,
 # the guest kernel of the stack's base (x86_64: the checking kernel,
 # DMA-API debug on; armv7: armv7-virt, non-coherent PCI DMA) and both
@@ -11,7 +11,7 @@
 # (vm.sh exit 86) is a lab event: that boot is repeated once, and said so.
 #
 # env: ARCH (x86_64 or armv7), STACK (net-next, the default: the series on
-#      7.3; or 6.12: the backport on 6.12 LTS, the kernel i.MX6 boards
+#      7.3; or 6.12-2: the backport on 6.12 LTS, the kernel i.MX6 boards
 #      run), E2E_MODULES (default "upstream series"), E2E_LOGDIR (default
 #      results/e2e-<arch>-<date>), E2E_* / VM_* as lab/guest/e2e.sh and
 #      lab/vm/vm.sh.
@@ -20,8 +20,8 @@
 # only if every module passed.
 . "$(dirname "$0")/../common.sh"
 case ${STACK:=net-next-2} in
-net-next-2 | 6.12) ;;
-*) die "e2e: STACK net-next-2 or 6.12, not '$STACK'" ;;
+net-next-2 | 6.12-2) ;;
+*) die "e2e: STACK net-next-2 or 6.12-2, not '$STACK'" ;;
 esac
 ARCH=${ARCH:-x86_64}
 case $ARCH in
