@@ -1,7 +1,8 @@
-"""The 6.12 backport's run (its top stack, 6.12-2) of lab/selftests/selftests.py (test_selftests_vm.py says
-what it checks), in a file of its own: make test's --dist loadfile gives
-a file to one worker, and this one starts on the other worker beside the
-7.3 stacks' run (tests/conftest.py FIRST)."""
+"""The 6.12 backport's run (its top stack, 6.12-2) of
+lab/selftests/selftests.py (test_selftests_vm.py says what it checks), in
+a file of its own: make test's --dist loadfile gives a file to one
+worker, and this one starts on the other worker beside the 7.3 stacks'
+run (tests/conftest.py FIRST)."""
 import pytest
 from conftest import VM_STACKS
 from test_selftests_vm import run_selftests
