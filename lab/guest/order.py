@@ -13,21 +13,12 @@ T = Path("/sys/kernel/tracing/instances/ord")
 # AF_PACKET on the peer: its skbs are built from order-0 pages, so the
 # order>0 allocations counted are the receiver's
 SENDER = r"""
-import socket, struct, sys, time
-ifname, dmac = sys.argv[1], bytes.fromhex(sys.argv[2].replace(":", ""))
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((ifname, 0))
-smac = s.getsockname()[4]
-pl = 8000
-udp = struct.pack("!HHHH", 9997, 9998, 8 + pl, 0)
-def csum(b):
-    x = sum(struct.unpack("!10H", b))
-    x = (x & 0xffff) + (x >> 16); x = (x & 0xffff) + (x >> 16)
-    return ~x & 0xffff
-iph = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + pl, 0, 0x4000, 64, 17, 0,
-                  socket.inet_aton("192.0.2.2"), socket.inet_aton("192.0.2.1"))
-iph = iph[:10] + struct.pack("!H", csum(iph)) + iph[12:]
-frame = dmac + smac + b"\x08\x00" + iph + udp + bytes(pl)
+import sys, time
+sys.path.insert(0, sys.argv[3])
+import rawudp
+s, smac = rawudp.packet_socket(sys.argv[1])
+frame = rawudp.udp_frame(rawudp.mac(sys.argv[2]), smac, "192.0.2.2",
+                         "192.0.2.1", (9997, 9998), bytes(8000), df=True)
 end = time.monotonic() + 3; n = 0
 while time.monotonic() < end:
     s.send(frame); n += 1
@@ -60,7 +51,8 @@ def main():
     dmac = Path(f"/sys/class/net/{dut}/address").read_text(
         encoding="ascii").strip()
     snd = subprocess.Popen(["ip", "netns", "exec", ns, "python3", "-c", SENDER,
-                            pif, dmac], stdout=subprocess.PIPE)
+                            pif, dmac, str(Path(__file__).resolve().parent)],
+                           stdout=subprocess.PIPE)
     got = 0
     end = time.monotonic() + 15
     while time.monotonic() < end:

@@ -31,7 +31,8 @@
 # Prints "soak: PASS <what>" / "soak: FAIL <what>" lines and a summary;
 # exit status 0 only if every check passed.
 set -u
-. "$(dirname "$0")/lib.sh"
+HERE=$(dirname "$0")
+. "$HERE/lib.sh"
 
 CHANGES=${LAN743X_SOAK_CHANGES:-1000}
 KO=${1:-${LAN743X_KO:-}}
@@ -68,107 +69,55 @@ for p in json.load(sys.stdin):
         print(p["id"], p.get("inflight", 0), "detach-time" in p)' "$1"
 }
 
-# bidirectional TCP in 20 s runs until $STOP exists; one line per run.
+# bidirectional TCP in 20 s runs until $STOP exists, each run's JSON in
+# /tmp/soak-iperf-N.json (read after the soak, by traffic_log: a python3
+# start per run would take the guest's only CPU from the changes).
 # No run starts while $PAUSE exists (make_pending stops the running
 # one); with frames made pending, a run spans paused changes, so its
 # guard against a hung iperf3 is longer.
 traffic() {
 	local n=0 limit=80
 	[ "$PENDING" = 1 ] && limit=1800
+	rm -f /tmp/soak-iperf-*.json
 	while [ ! -e "$STOP" ]; do
 		while [ -e "$PAUSE" ] && [ ! -e "$STOP" ]; do sleep 0.2; done
 		n=$((n + 1))
 		timeout "$limit" iperf3 -c "$REMOTE_V4" -t 20 --bidir -P 2 -J \
 			>"/tmp/soak-iperf-$n.json" 2>&1
-		python3 -c '
-import json, sys
-try:
-    d = json.load(open(sys.argv[1]))
-    e = d.get("end", {})
-    print("run", sys.argv[2], "error" if d.get("error") else "ok",
-          int(e.get("sum_received", {}).get("bytes", 0) +
-              e.get("sum_received_bidir_reverse", {}).get("bytes", 0)),
-          d.get("error", ""))
-except Exception as x:
-    print("run", sys.argv[2], "error 0", x)' "/tmp/soak-iperf-$n.json" $n
-	done >/tmp/soak-traffic.log
+	done
 }
 
-# The peer's side of make_pending: one process in the peer's namespace for
-# the whole soak (a process started per frame costs seconds under TCG).
-# It reads the DUT's rx_packets through a descriptor opened before it
-# entered the namespace (fd 3; a sysfs attribute read at offset 0 is
-# rendered afresh). On "go": it points the peer's neighbour entry for the
-# DUT at an address nobody has, so that the peer's own frames (TCP of the
-# stopped iperf3 runs: its kernel still retransmits and acknowledges) no
-# longer reach the DUT (the model's address filter drops them) and cannot
-# complete or displace the pending frame; it waits for the link to go quiet
-# (rx_packets unchanged for 0.3 s, at most 6 s), then sends single UDP
-# frames, built whole and addressed to the DUT's MAC through a packet
-# socket, until one is not received within 0.5 s and still not after 0.5 s
-# more: that one is half-assembled in the driver. It answers "pending K
-# RX" (K frames sent, RX the rx_packets it saw) or "none". On "restore": the neighbour entry is removed
-# (the peer resolves the DUT again), answer "ok".
-PENDER='
-import os, socket, struct, subprocess, sys, time
-dev, dmac, dip, sip, tries = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((dev, 0))
-smac = open("/sys/class/net/%s/address" % dev).read().strip()
-def mac(m):
-    return bytes(int(x, 16) for x in m.split(":"))
-def csum(b):
-    t = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    t = (t >> 16) + (t & 0xffff)
-    t += t >> 16
-    return ~t & 0xffff
-def frame(n):
-    udp = struct.pack("!HHHH", 40000, 9, 8 + 4, 0) + struct.pack("!I", n)
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), n & 0xffff, 0,
-                     64, 17, 0, socket.inet_aton(sip), socket.inet_aton(dip))
-    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-    return mac(dmac) + mac(smac) + b"\x08\x00" + ip + udp
-def rx():
-    return int(os.pread(3, 64, 0))
-def moved(last, secs):
-    end = time.monotonic() + secs
-    while time.monotonic() < end:
-        if rx() != last:
-            return True
-        time.sleep(0.02)
-    return False
-def neigh(*a):
-    subprocess.run(["ip", "neigh"] + list(a) + [dip, "dev", dev], check=False,
-                   stderr=subprocess.DEVNULL)
-n = 0
-for line in sys.stdin:
-    if line.strip() == "restore":
-        neigh("del")
-        print("ok", flush=True)
-        continue
-    neigh("replace", "lladdr", "02:00:00:00:00:fe", "nud", "permanent")
-    end = time.monotonic() + 6
-    while time.monotonic() < end and moved(rx(), 0.3):
-        pass
-    res = "none"
-    for k in range(1, tries + 1):
-        n += 1
-        last = rx()
-        s.send(frame(n))
-        if not moved(last, 0.5) and not moved(last, 0.5):
-            res = "pending %d %d" % (k, last)
-            break
-    print(res, flush=True)
-'
+# traffic_log: one line per run, "run N ok|error BYTES [ERROR]"
+traffic_log() {
+	python3 -c '
+import glob, json
+runs = sorted(glob.glob("/tmp/soak-iperf-*.json"),
+              key=lambda f: int(f.split("-")[-1].split(".")[0]))
+for f in runs:
+    n = f.split("-")[-1].split(".")[0]
+    try:
+        d = json.load(open(f))
+        e = d.get("end", {})
+        print("run", n, "error" if d.get("error") else "ok",
+              int(e.get("sum_received", {}).get("bytes", 0) +
+                  e.get("sum_received_bidir_reverse", {}).get("bytes", 0)),
+              d.get("error", ""))
+    except Exception as x:
+        print("run", n, "error 0", x)'
+}
+
+# The peer's side of make_pending: lab/guest/pender.py, one process in the
+# peer's namespace for the whole soak, reading the DUT's rx_packets
+# through a descriptor opened before it entered the namespace (fd 3).
 PENDER_PID=
 PENDING_RX=
 
-# start_pender DUT: the sender above, on two FIFOs (fd 5 requests, 6 answers)
+# start_pender DUT: the sender, on two FIFOs (fd 5 requests, 6 answers)
 start_pender() {
 	local dut=$1
 	rm -f /tmp/soak-req /tmp/soak-ans
 	mkfifo /tmp/soak-req /tmp/soak-ans
-	ip netns exec "$NS" python3 -u -c "$PENDER" "$PEER" \
+	ip netns exec "$NS" python3 -u "$HERE/pender.py" "$PEER" \
 		"$(cat "/sys/class/net/$dut/address")" "$LOCAL_V4" "$REMOTE_V4" "$PENDING_MAX" \
 		3<"/sys/class/net/$dut/statistics/rx_packets" \
 		</tmp/soak-req >/tmp/soak-ans &
@@ -176,17 +125,36 @@ start_pender() {
 	exec 5>/tmp/soak-req 6</tmp/soak-ans
 }
 
+# IPERF_PIDS: the running iperf3 processes (both ends: one PID namespace),
+# found without starting a process (pidof: seconds under TCG, each change)
+iperf_pids() {
+	local d c
+	IPERF_PIDS=
+	for d in /proc/[0-9]*; do
+		read -r c 2>/dev/null <"$d/comm" && [ "$c" = iperf3 ] &&
+			IPERF_PIDS+=" ${d#/proc/}"
+	done
+}
+
+# now_ms: NOW, milliseconds of the epoch, without date(1)
+now_ms() {
+	local t=${EPOCHREALTIME/[.,]/}
+	NOW=$((t / 1000))
+}
+
 # make_pending: traffic paused, a frame half-assembled in the driver;
 # status 0 if one is (a UDP frame not received), with PENDING_RX the DUT's
 # rx_packets then
 make_pending() {
 	local ans
-	# no new run from now; one starting this instant gets a second
+	# no new run from now. One starting this instant, after the PIDs
+	# are read, runs on, but its peer's frames go nowhere either (the
+	# neighbour entry below) and so cannot reach the DUT.
 	touch "$PAUSE"
-	sleep 1
-	IPERF_PIDS=$(pidof iperf3)
+	sleep 0.3
+	iperf_pids
 	# shellcheck disable=SC2086
-	[ -z "$IPERF_PIDS" ] || kill -STOP $IPERF_PIDS
+	[ -z "$IPERF_PIDS" ] || kill -STOP $IPERF_PIDS 2>/dev/null
 	echo go >&5
 	read -r -t 300 ans <&6 || { log "pending: no answer from the sender"; return 1; }
 	[ "${ans%% *}" = pending ] || return 1
@@ -207,7 +175,7 @@ main() {
 	local dut ifindex i mtu rc t0 t1 nfail=0 rings r leaks pl
 	local pend=0 counted=0 late=0 d0 d1 p0 p1 what
 	# where a change's time goes (ms): making the frame pending, the change
-	local ms_pend=0 ms_change=0 ta tb
+	local ms_pend=0 ms_change=0 ta NOW
 	mount -t debugfs none /sys/kernel/debug 2>/dev/null
 	dmesg -C
 	[ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
@@ -240,12 +208,12 @@ main() {
 	for i in $(seq 1 "$CHANGES"); do
 		if [ "$PENDING" = 1 ]; then
 			p0=-1
-			ta=$(date +%s%3N)
+			now_ms; ta=$NOW
 			make_pending "$dut" && pend=$((pend + 1)) && p0=$PENDING_RX
-			ms_pend=$((ms_pend + $(date +%s%3N) - ta))
-			d0=$(cat "/sys/class/net/$dut/statistics/rx_dropped")
+			now_ms; ms_pend=$((ms_pend + NOW - ta))
+			read -r d0 <"/sys/class/net/$dut/statistics/rx_dropped"
 		fi
-		ta=$(date +%s%3N)
+		now_ms; ta=$NOW
 		if [ $((i % 4)) = 0 ]; then
 			r=${rings[$(((i / 4) % 4))]}
 			what="ethtool -G rx ${r% *} tx ${r#* }"
@@ -254,18 +222,17 @@ main() {
 		else
 			# the other MTU: setting the current one again would be
 			# no change at all (the core returns before the driver)
-			mtu=$(cat "/sys/class/net/$dut/mtu")
+			read -r mtu <"/sys/class/net/$dut/mtu"
 			mtu=$((mtu == 9000 ? 1500 : 9000))
 			what="mtu $mtu"
 			ip link set dev "$dut" mtu "$mtu" 2>/tmp/soak-err
 			rc=$?
 		fi
-		tb=$(date +%s%3N)
-		ms_change=$((ms_change + tb - ta))
+		now_ms; ms_change=$((ms_change + NOW - ta))
 		[ $rc = 0 ] || { nfail=$((nfail + 1)); log "change $i failed: $(cat /tmp/soak-err)"; }
 		if [ "$PENDING" = 1 ]; then
-			d1=$(cat "/sys/class/net/$dut/statistics/rx_dropped")
-			p1=$(cat "/sys/class/net/$dut/statistics/rx_packets")
+			read -r d1 <"/sys/class/net/$dut/statistics/rx_dropped"
+			read -r p1 <"/sys/class/net/$dut/statistics/rx_packets"
 			if [ "$d1" -gt "$d0" ]; then
 				counted=$((counted + 1))
 			elif [ "$p0" != -1 ] && [ "$p1" -gt "$p0" ]; then
@@ -315,6 +282,7 @@ main() {
 	wait "$tpid"
 	pkill iperf3
 	local runs errs bytes
+	traffic_log >/tmp/soak-traffic.log
 	runs=$(grep -c '^run' /tmp/soak-traffic.log)
 	errs=$(grep -c '^run [0-9]* error' /tmp/soak-traffic.log)
 	bytes=$(awk '{s += $4} END {printf "%.0f", s}' /tmp/soak-traffic.log)
