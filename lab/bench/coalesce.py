@@ -4,6 +4,7 @@ interval against the series' ethtool -C settings and adaptive-rx.
 
     lab/bench/coalesce.py --out measurements/coalesce-DATE [--reps 5]
         [--module NAME=KO ...] [--usecs 50,200] [--secs 5] [--pings 10]
+        [--mtu 1500]
 
 For each module (default: upstream = the base's lan743x.ko, series = the
 net-next-3 stack's, both built by lab/kernel/kbuild.sh) one VM boot
@@ -11,7 +12,7 @@ net-next-3 stack's, both built by lab/kernel/kbuild.sh) one VM boot
 (upstream: its fixed interval only; the series: the default, each
 --usecs value as rx-usecs, adaptive-rx) and each repetition, in turn:
 
-- saturated TCP receive at MTU 1500 (iperf3 -R from the peer, --secs
+- saturated TCP receive at --mtu (both ends; iperf3 -R from the peer, --secs
   seconds): the model's interrupts (all vectors) and RX frames, so
   interrupts per frame, and the frames that found no free RX descriptor;
 - a trickle: --pings pings, one a second: the model's histogram of the
@@ -98,6 +99,12 @@ def run_module(args, name, ko, qemu, obj, rec):
             mods=f"{obj}/mods", ko=ko, cpus=1)
     try:
         vm.setup_net()
+        if args.mtu != 1500:
+            rc, out = vm.sh(f"ip link set dev {vm.ifname} mtu {args.mtu} && "
+                            f"ip -n peer link set dev {vm.peer_ifname} "
+                            f"mtu {args.mtu} && sleep 1")
+            if rc:
+                raise RuntimeError(f"MTU {args.mtu}: {out}")
         lower = vm.dut.counters()["wb_delay_bin_lower_us"]
         for label, opts in settings(name, args.usecs):
             if opts:
@@ -121,6 +128,7 @@ def run_module(args, name, ko, qemu, obj, rec):
                 c4 = vm.dut.counters()
                 u = delta(c3, c4)
                 r = {"module": name, "setting": label, "rep": rep,
+                     "mtu": args.mtu,
                      "rx_frames": d["rx_frames"],
                      "irqs": sum(d["irq_per_vector"]),
                      "no_desc": d["rx_no_desc_stalls"],
@@ -174,7 +182,9 @@ def fmt(vals):
 
 def table(records):
     """The table of median [min, max] per module and setting."""
-    head = ("| module | setting | IRQs/frame (saturated TCP RX, 1500) "
+    mtus = sorted({r.get("mtu", 1500) for r in records})
+    head = ("| module | setting | IRQs/frame (saturated TCP RX, MTU "
+            f"{', '.join(map(str, mtus))}) "
             "| frames finding no free descriptor/frame "
             "| trickle: IRQs/frame | trickle: mean wb->IRQ delay (us) "
             "| trickle: median bin (us) "
@@ -221,6 +231,9 @@ def main():
     ap.add_argument("--pings", type=int, default=10)
     ap.add_argument("--usecs", default="50,200")
     ap.add_argument("--udp-rate", default="100M")
+    ap.add_argument("--mtu", type=int, default=1500,
+                    help="both ends' MTU for the saturated TCP cell "
+                    "(and the rest; 68-9000)")
     ap.add_argument("--obj", help="the guest kernel's build directory "
                     "(default: lab/kernel/kbuild.sh kernel guest)")
     ap.add_argument("--module", action="append", metavar="NAME=KO")
@@ -228,6 +241,8 @@ def main():
                     help="only write OUT/table.md from OUT/records.jsonl")
     args = ap.parse_args()
     args.usecs = [int(u) for u in args.usecs.split(",") if u]
+    if not 68 <= args.mtu <= 9000:
+        ap.error(f"--mtu {args.mtu}: the DUT takes 68 to 9000")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.table:
