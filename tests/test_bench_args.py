@@ -115,3 +115,22 @@ def test_model_settings():
     for bad in ("rx-fifo-kib", "rx-fifo-kib=big", "Rx=1", "x,y=1", "a=-1"):
         with pytest.raises(ValueError):
             bench.parse_model([bad])
+
+
+@pytest.mark.parametrize("names, stack, msg", [
+    (["upstream", "series+dim"], "net-next-2", "ethtool -C is net-next-3's"),
+    (["upstream", "series+rxus50"], None, "ethtool -C is net-next-3's"),
+    (["upstream+cb0", "series"], "net-next-3", "no rx-copybreak tunable"),
+    (["upstream", "series+dimx"], "net-next-3", "unknown module"),
+])
+def test_module_suffixes_refused(names, stack, msg, monkeypatch, capsys):
+    """The moderation suffixes need net-next-3's module; bad names fail
+    before anything is built, with the reason."""
+    if stack:
+        monkeypatch.setenv("STACK", stack)
+    else:
+        monkeypatch.delenv("STACK", raising=False)
+    with pytest.raises(SystemExit) as e:
+        bench.build_modules(names, "bench")
+    assert msg in str(e.value)
+    assert "modules:" not in capsys.readouterr().out

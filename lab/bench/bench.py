@@ -220,14 +220,20 @@ class CounterServer(threading.Thread):
 def build_modules(names, variant):
     """lan743x.ko per module name (upstream, series, pK, each optionally
     with +cbN: the same module with the rx-copybreak tunable set to N after
-    loading, and +ringN: with N RX descriptors per ring, ethtool -G),
+    loading, +ringN: with N RX descriptors per ring, ethtool -G, +rxusN:
+    with rx-usecs N and +dim: with adaptive-rx, ethtool -C, the stack's
+    series only: net-next-3 has them),
     built for the kernel VARIANT; exits with a clear error on a bad
     list."""
     revs = {}
     for name in names:
-        m = re.sub(r"(\+(cb|ring)[0-9]+)+$", "", name)
+        m = re.sub(r"(\+((cb|ring|rxus)[0-9]+|dim))+$", "", name)
         if "+cb" in name[len(m):] and m == "upstream":
             sys.exit("error: --modules: upstream has no rx-copybreak tunable")
+        if re.search(r"\+(rxus|dim)", name[len(m):]) and \
+                os.environ.get("STACK") != "net-next-3":
+            sys.exit(f"error: --modules: {name}: ethtool -C is net-next-3's "
+                     "(STACK=net-next-3)")
         if m == "upstream":
             revs[name] = "base"
         elif m == "series":
@@ -237,7 +243,7 @@ def build_modules(names, variant):
         else:
             sys.exit(f"error: --modules: unknown module {name!r} (upstream, "
                      "series, or pK = base + the first K patches, optionally "
-                     "+cbN, +ringN)")
+                     "+cbN, +ringN, +rxusN, +dim)")
     if len(names) < 2 or names[0] != "upstream" or len(set(names)) != \
             len(names):
         sys.exit("error: --modules: upstream first, then at least one other, "
@@ -279,7 +285,8 @@ def bench_args(doc, argv=None):
         "first K patches), e.g. upstream,p2,series; NAME+cbN loads NAME "
         "with rx-copybreak N, e.g. upstream,series+cb0,series+cb256; "
         "NAME+ringN with N RX descriptors per ring (ethtool -G), e.g. "
-        "upstream,series+ring384")
+        "upstream,series+ring384; NAME+rxusN with rx-usecs N, NAME+dim "
+        "with adaptive-rx (ethtool -C; STACK=net-next-3)")
     ap.add_argument("--variant", default=None,
                     help="kernel variant (default: bench on x86_64, no "
                     "DMA_API_DEBUG; armv7-virt on armv7)")
@@ -535,8 +542,11 @@ def main():
     # get it on their command lines, vm.sh gets it from us
     os.environ.pop("ARCH", None)
     if arch == "armv7":
-        # the ARM kernel and modules: the series on 7.3
-        os.environ.update(LAB_BASE="7.3", STACK="net-next-2")
+        # the ARM kernel and modules: the series on 7.3 (net-next-2, or
+        # net-next-3 when asked for: its moderation)
+        os.environ.update(LAB_BASE="7.3", STACK=(
+            "net-next-3" if os.environ.get("STACK") == "net-next-3"
+            else "net-next-2"))
     out = Path(args.out or ROOT / "results" / (
         ("" if arch == "x86_64" else f"bench-{arch}-")
         + time.strftime("%Y%m%d-%H%M%S")))

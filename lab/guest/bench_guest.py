@@ -783,6 +783,12 @@ def main():
                 if cb:
                     sh(["ethtool", "--set-tunable", dut, "rx-copybreak",
                         cb.group(1)])
+                rxus = re.search(r"\+rxus([0-9]+)", name)
+                if rxus:
+                    sh(["ethtool", "-C", dut, "adaptive-rx", "off",
+                        "rx-usecs", rxus.group(1)])
+                if re.search(r"\+dim(\+|$)", name):
+                    sh(["ethtool", "-C", dut, "adaptive-rx", "on"])
                 pci = pci_addr(dut)
                 net = Net(dut, peer_if, args.remote)
                 if first:
