@@ -105,7 +105,8 @@ def moved(last, secs):
 
 def main():
     """Serve "go" and "restore" requests until stdin closes."""
-    dev, dmac, dip, sip = sys.argv[1:5]
+    dev, dip, sip = sys.argv[1], sys.argv[3], sys.argv[4]
+    dmac = rawudp.mac(sys.argv[2])
     tries = int(sys.argv[5])
     s, smac = rawudp.packet_socket(dev)
     neigh = Neigh(dev, dip)
@@ -123,7 +124,7 @@ def main():
         for k in range(1, tries + 1):
             n += 1
             last = rx()
-            s.send(rawudp.udp_frame(rawudp.mac(dmac), smac, sip, dip,
+            s.send(rawudp.udp_frame(dmac, smac, sip, dip,
                                     (40000, 9), struct.pack("!I", n), ident=n))
             if not moved(last, 0.5) and not moved(last, 0.5):
                 res = f"pending {k} {last}"
