@@ -13,6 +13,10 @@
 #                      Documentation/netlink/specs two levels up) for the
 #                      page_pool check; without it that check is skipped
 #                      and says so
+#        LAN743X_SOAK_GUARD  seconds after which an iperf3 run counts as
+#                      hung and is ended (default 80, 1800 with
+#                      LAN743X_SOAK_PENDING=1: a run then spans paused
+#                      changes)
 #        LAN743X_SOAK_PENDING=1  a frame pending at each change: the model
 #                      runs with fault-drop-ls-every=N (lab/vm/vm.sh
 #                      DUT_OPTS; make soak ARCH=armv7), so every Nth frame
@@ -69,41 +73,104 @@ for p in json.load(sys.stdin):
         print(p["id"], p.get("inflight", 0), "detach-time" in p)' "$1"
 }
 
-# bidirectional TCP in 20 s runs until $STOP exists, each run's JSON in
-# /tmp/soak-iperf-N.json (read after the soak, by traffic_log: a python3
-# start per run would take the guest's only CPU from the changes).
+# TCP both ways in 20 s runs until $STOP exists: two loops, one sending
+# to the peer (DUT TX) and one receiving from it (-R, DUT RX), each to its
+# own server, each run's JSON in /tmp/soak-iperf-DIR-N.json (read after
+# the soak, by traffic_log: a python3 start per run would take the
+# guest's only CPU from the changes). Not one iperf3 --bidir run: its
+# client connects the sending and the receiving streams at once, the
+# client gives them directions in the order it made them and the server
+# in the order it accepts them, which RSS may swap (one SYN-ACK reaching
+# an RX queue polled before another's); then a stream has two senders,
+# another two receivers, and the run can wait for ever with no frame
+# moving (esnet/iperf issue 2029).
 # No run starts while $PAUSE exists (make_pending stops the running
-# one); with frames made pending, a run spans paused changes, so its
+# ones); with frames made pending, a run spans paused changes, so its
 # guard against a hung iperf3 is longer.
+IPERF_PORTS="5201 5202"
+GUARD=80
+[ "$PENDING" = 1 ] && GUARD=1800
+GUARD=${LAN743X_SOAK_GUARD:-$GUARD}
+WD_FIFO=/tmp/soak-wd.fifo
+
+# hung_report DIR N: what a run still going after the guard was waiting
+# for: its processes' states and kernel waits, both ends' TCP sockets
+# (ss -tnio) and TCP counters
+hung_report() {
+	local d c st
+	echo "run $1-$2: still running after $GUARD s; iperf3 processes (pid, state, wchan):"
+	for d in /proc/[0-9]*; do
+		read -r c 2>/dev/null <"$d/comm" && [ "$c" = iperf3 ] || continue
+		st=$(awk '{print $3}' "$d/stat")
+		echo "  ${d#/proc/} $st $(cat "$d/wchan") $(tr '\0' ' ' <"$d/cmdline")"
+	done
+	echo "DUT's TCP sockets:"; ss -tnio
+	echo "peer's TCP sockets:"; ip netns exec "$NS" ss -tnio
+	echo "DUT: $(tcp_counters)"; echo "peer: $(ip netns exec "$NS" bash -c "$(declare -f tcp_counters); tcp_counters")"
+}
+
+# tcp_counters: this namespace's TCP timeouts and connections aborted by
+# them (tcp_retries2 exhausted: the other end never told)
+tcp_counters() {
+	awk '/^TcpExt:/ { if (!h) { split($0, k); h = 1 } else split($0, v) }
+	     END { for (i in k) if (k[i] ~ /^(TCPTimeouts|TCPAbortOnTimeout)$/) printf "%s %s ", k[i], v[i] }' \
+		/proc/net/netstat
+}
+
+# watchdog PID DIR N: after $GUARD s, report the run (hung_report) and end
+# it. It sleeps in bash's read on a FIFO nobody writes: no process of its
+# own to leave behind when the run ends first and it is killed.
+watchdog() {
+	local x
+	read -r -t "$GUARD" x <>"$WD_FIFO"
+	kill -0 "$1" 2>/dev/null || return
+	hung_report "$2" "$3" >"/tmp/soak-hung-$2-$3.txt" 2>&1
+	kill -TERM "$1"
+}
+
 traffic() {
-	local n=0 limit=80
-	[ "$PENDING" = 1 ] && limit=1800
-	rm -f /tmp/soak-iperf-*.json
+	local dir=$1 port=$2 n=0 rev= ipid wpid
+	[ "$dir" = rx ] && rev=-R
 	while [ ! -e "$STOP" ]; do
 		while [ -e "$PAUSE" ] && [ ! -e "$STOP" ]; do sleep 0.2; done
 		n=$((n + 1))
-		timeout "$limit" iperf3 -c "$REMOTE_V4" -t 20 --bidir -P 2 -J \
-			>"/tmp/soak-iperf-$n.json" 2>&1
+		# shellcheck disable=SC2086
+		iperf3 -c "$REMOTE_V4" -p "$port" $rev -t 20 -P 2 -J \
+			>"/tmp/soak-iperf-$dir-$n.json" 2>&1 &
+		ipid=$!
+		watchdog "$ipid" "$dir" "$n" &
+		wpid=$!
+		wait "$ipid"
+		kill "$wpid" 2>/dev/null
+		wait "$wpid" 2>/dev/null
 	done
 }
 
-# traffic_log: one line per run, "run N ok|error BYTES [ERROR]"
+# traffic_log: one line per run, "run DIR-N ok|error BYTES [ERROR]", and
+# for a failed run the bytes each stream received
 traffic_log() {
 	python3 -c '
-import glob, json
-runs = sorted(glob.glob("/tmp/soak-iperf-*.json"),
-              key=lambda f: int(f.split("-")[-1].split(".")[0]))
-for f in runs:
-    n = f.split("-")[-1].split(".")[0]
+import glob, json, re
+def key(f):
+    m = re.search(r"-(tx|rx)-(\d+)\.json$", f)
+    return (m.group(1), int(m.group(2)))
+for f in sorted(glob.glob("/tmp/soak-iperf-*-*.json"), key=key):
+    d, n = key(f)
     try:
-        d = json.load(open(f))
-        e = d.get("end", {})
-        print("run", n, "error" if d.get("error") else "ok",
-              int(e.get("sum_received", {}).get("bytes", 0) +
-                  e.get("sum_received_bidir_reverse", {}).get("bytes", 0)),
-              d.get("error", ""))
+        j = json.load(open(f))
+        e = j.get("end", {})
+        print("run %s-%d" % (d, n), "error" if j.get("error") else "ok",
+              int(e.get("sum_received", {}).get("bytes", 0)),
+              j.get("error", ""))
+        if j.get("error"):
+            got = {}
+            for i in j.get("intervals", []):
+                for s in i.get("streams", []):
+                    got[s["socket"]] = got.get(s["socket"], 0) + s["bytes"]
+            print("  streams (socket: bytes over its intervals):", got,
+                  "intervals:", len(j.get("intervals", [])))
     except Exception as x:
-        print("run", n, "error 0", x)'
+        print("run %s-%d" % (d, n), "error 0", x)'
 }
 
 # The peer's side of make_pending: lab/guest/pender.py, one process in the
@@ -172,7 +239,7 @@ resume_traffic() {
 }
 
 main() {
-	local dut ifindex i mtu rc t0 t1 nfail=0 rings r leaks pl
+	local dut ifindex i mtu rc t0 t1 nfail=0 rings r leaks pl p
 	local pend=0 counted=0 late=0 d0 d1 p0 p1 what
 	# where a change's time goes (ms): making the frame pending, the change
 	local ms_pend=0 ms_change=0 ta NOW
@@ -195,11 +262,14 @@ main() {
 			bad "page_pool: no pool of $dut listed while up (ynl failed?)"
 	fi
 
-	ip netns exec "$NS" iperf3 -s -D
+	for p in $IPERF_PORTS; do ip netns exec "$NS" iperf3 -s -D -p "$p"; done
 	sleep 1
-	rm -f "$STOP" "$PAUSE"
-	traffic &
+	rm -f "$STOP" "$PAUSE" /tmp/soak-iperf-*.json /tmp/soak-hung-*.txt "$WD_FIFO"
+	mkfifo "$WD_FIFO"
+	traffic tx "${IPERF_PORTS% *}" &
 	local tpid=$!
+	traffic rx "${IPERF_PORTS#* }" &
+	local rpid=$!
 	sleep 2
 
 	[ "$PENDING" = 1 ] && start_pender "$dut"
@@ -279,17 +349,20 @@ main() {
 		wait "$PENDER_PID"
 	fi
 	touch "$STOP"
-	wait "$tpid"
+	wait "$tpid" "$rpid"
 	pkill iperf3
-	local runs errs bytes
+	local runs rxr errs bytes
 	traffic_log >/tmp/soak-traffic.log
-	runs=$(grep -c '^run' /tmp/soak-traffic.log)
-	errs=$(grep -c '^run [0-9]* error' /tmp/soak-traffic.log)
-	bytes=$(awk '{s += $4} END {printf "%.0f", s}' /tmp/soak-traffic.log)
-	[ "$errs" = 0 ] && [ "$bytes" -gt 0 ] &&
-		ok "traffic: $runs iperf3 runs, $bytes bytes received, no run failed" ||
-		bad "traffic: $errs of $runs iperf3 runs failed ($bytes bytes)"
-	[ "$errs" = 0 ] || grep error /tmp/soak-traffic.log | head -5
+	runs=$(grep -c '^run ' /tmp/soak-traffic.log)
+	rxr=$(grep -c '^run rx-' /tmp/soak-traffic.log)
+	errs=$(grep -cE '^run [a-z]+-[0-9]+ error' /tmp/soak-traffic.log)
+	bytes=$(awk '/^run / {s += $4} END {printf "%.0f", s}' /tmp/soak-traffic.log)
+	[ "$errs" = 0 ] && [ "$rxr" -gt 0 ] && [ "$bytes" -gt 0 ] &&
+		ok "traffic: $runs iperf3 runs ($((runs - rxr)) DUT to peer, $rxr peer to DUT), $bytes bytes received, no run failed" ||
+		bad "traffic: $errs of $runs iperf3 runs failed ($((runs - rxr)) DUT to peer, $rxr peer to DUT, $bytes bytes)"
+	[ "$errs" = 0 ] || grep -A1 -E '^run [a-z]+-[0-9]+ error' /tmp/soak-traffic.log | head -20
+	for f in /tmp/soak-hung-*.txt; do [ -e "$f" ] && cat "$f"; done
+	echo "soak: tcp: DUT $(tcp_counters); peer $(ip netns exec "$NS" bash -c "$(declare -f tcp_counters); tcp_counters")"
 
 	# every page back in its pool once the interface is down
 	ip link set dev "$dut" down
