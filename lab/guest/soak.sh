@@ -239,7 +239,7 @@ resume_traffic() {
 }
 
 main() {
-	local dut ifindex i mtu rc t0 t1 nfail=0 rings r leaks pl p
+	local dut ifindex i mtu rc t0 t1 nfail=0 rings r leaks pl p n
 	local pend=0 counted=0 late=0 d0 d1 p0 p1 what
 	# where a change's time goes (ms): making the frame pending, the change
 	local ms_pend=0 ms_change=0 ta NOW
@@ -262,6 +262,20 @@ main() {
 			bad "page_pool: no pool of $dut listed while up (ynl failed?)"
 	fi
 
+	if [ "$PENDING" = 1 ]; then
+		# Making a frame pending blinds the peer's path to the DUT for
+		# most of each change, so a retransmitted segment often finds it
+		# blind again: with the defaults (tcp_retries2 15, orphans 8) an
+		# end gives a connection up without telling the other (counted
+		# in TCPAbortOnTimeout), whose iperf3 may then wait for ever. The
+		# soak's blinding is the lab's, so both ends retry for longer
+		# than the guard.
+		for n in "" "$NS"; do
+			${n:+ip netns exec "$n"} sh -c 'echo 30 >/proc/sys/net/ipv4/tcp_retries2 &&
+				echo 30 >/proc/sys/net/ipv4/tcp_orphan_retries' ||
+				log "could not raise tcp_retries2/tcp_orphan_retries ${n:+in $n}"
+		done
+	fi
 	for p in $IPERF_PORTS; do ip netns exec "$NS" iperf3 -s -D -p "$p"; done
 	sleep 1
 	rm -f "$STOP" "$PAUSE" /tmp/soak-iperf-*.json /tmp/soak-hung-*.txt "$WD_FIFO"
