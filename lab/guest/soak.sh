@@ -106,7 +106,7 @@ hung_report() {
 	done
 	echo "DUT's TCP sockets:"; ss -tnio
 	echo "peer's TCP sockets:"; ip netns exec "$NS" ss -tnio
-	echo "DUT: $(tcp_counters)"; echo "peer: $(ip netns exec "$NS" bash -c "$(declare -f tcp_counters); tcp_counters")"
+	echo "DUT: $(tcp_counters)"; echo "peer: $(peer_tcp_counters)"
 }
 
 # tcp_counters: this namespace's TCP timeouts and connections aborted by
@@ -115,6 +115,11 @@ tcp_counters() {
 	awk '/^TcpExt:/ { if (!h) { split($0, k); h = 1 } else split($0, v) }
 	     END { for (i in k) if (k[i] ~ /^(TCPTimeouts|TCPAbortOnTimeout)$/) printf "%s %s ", k[i], v[i] }' \
 		/proc/net/netstat
+}
+
+# peer_tcp_counters: tcp_counters in the peer's namespace
+peer_tcp_counters() {
+	ip netns exec "$NS" bash -c "$(declare -f tcp_counters); tcp_counters"
 }
 
 # watchdog PID DIR N: after $GUARD s, report the run (hung_report) and end
@@ -376,7 +381,7 @@ main() {
 		bad "traffic: $errs of $runs iperf3 runs failed ($((runs - rxr)) DUT to peer, $rxr peer to DUT, $bytes bytes)"
 	[ "$errs" = 0 ] || grep -A1 -E '^run [a-z]+-[0-9]+ error' /tmp/soak-traffic.log | head -20
 	for f in /tmp/soak-hung-*.txt; do [ -e "$f" ] && cat "$f"; done
-	echo "soak: tcp: DUT $(tcp_counters); peer $(ip netns exec "$NS" bash -c "$(declare -f tcp_counters); tcp_counters")"
+	echo "soak: tcp: DUT $(tcp_counters); peer $(peer_tcp_counters)"
 
 	# every page back in its pool once the interface is down
 	ip link set dev "$dut" down
