@@ -186,6 +186,8 @@ extern const char *const l7_quirk_names[L7Q_NUM];
 #define L7_WB_DELAY_PENDING     256
 /* frames of a write-back batch whose own time is kept (WB_THRES < 32) */
 #define L7_WB_DELAY_BATCH       32
+/* changes of each INT_MOD_CFG slot kept with their virtual time */
+#define L7_INT_MOD_LOG          8
 
 typedef struct L7Counters {
     uint64_t reg_reads[L7_NREGS];
@@ -267,6 +269,14 @@ typedef struct L7Counters {
     uint64_t wb_masked_frames[L7_MAX_VECTORS];
     uint64_t wb_unreported_frames[L7_MAX_VECTORS];
     uint64_t wb_delay_overflow[L7_MAX_VECTORS];
+    /* virtual time of each RX channel's last frame write-back */
+    uint64_t rx_last_wb_ns[L7_NUM_RX_CH];
+    /* INT_MOD_CFG: writes per slot, and its last L7_INT_MOD_LOG changes of
+     * value (virtual time, new value), the latest at (changes - 1) % LOG */
+    uint64_t int_mod_writes[L7_INT_MOD_NUM];
+    uint64_t int_mod_changes[L7_INT_MOD_NUM];
+    uint64_t int_mod_log_ns[L7_INT_MOD_NUM][L7_INT_MOD_LOG];
+    uint64_t int_mod_log_val[L7_INT_MOD_NUM][L7_INT_MOD_LOG];
 } L7Counters;
 
 /*

@@ -121,6 +121,43 @@ static void l7_json_wb_delay(GString *g, Lan7430State *s)
     l7_json_arr(g, "wb_delay_overflow", c->wb_delay_overflow, s->nvec);
 }
 
+/*
+ * The moderation intervals as written: each INT_MOD_CFG slot's value, its
+ * writes and changes, and its last changes as [virtual ns, value], oldest
+ * first; each RX channel's last frame write-back and the virtual clock now,
+ * so that the time from a burst's last frame to a change is counted.
+ */
+static void l7_json_int_mod(GString *g, Lan7430State *s)
+{
+    L7Counters *c = &s->cnt;
+    uint64_t cfg[L7_INT_MOD_NUM];
+    uint64_t n, k;
+    int i;
+
+    for (i = 0; i < L7_INT_MOD_NUM; i++) {
+        cfg[i] = s->mod_cfg[i];
+    }
+    l7_json_arr(g, "int_mod_cfg", cfg, L7_INT_MOD_NUM);
+    l7_json_arr(g, "int_mod_writes", c->int_mod_writes, L7_INT_MOD_NUM);
+    l7_json_arr(g, "int_mod_changes", c->int_mod_changes, L7_INT_MOD_NUM);
+    g_string_append(g, "\"int_mod_log\":[");
+    for (i = 0; i < L7_INT_MOD_NUM; i++) {
+        n = c->int_mod_changes[i];
+        g_string_append(g, i ? ",[" : "[");
+        for (k = n > L7_INT_MOD_LOG ? n - L7_INT_MOD_LOG : 0; k < n; k++) {
+            g_string_append_printf(g, "%s[%" PRIu64 ",%" PRIu64 "]",
+                                   k + L7_INT_MOD_LOG == n || !k ? "" : ",",
+                                   c->int_mod_log_ns[i][k % L7_INT_MOD_LOG],
+                                   c->int_mod_log_val[i][k % L7_INT_MOD_LOG]);
+        }
+        g_string_append_c(g, ']');
+    }
+    g_string_append(g, "],");
+    l7_json_arr(g, "rx_last_wb_ns", c->rx_last_wb_ns, L7_NUM_RX_CH);
+    g_string_append_printf(g, "\"vclock_ns\":%" PRId64 ",",
+                           qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+}
+
 /* "name":{"names[0]":v[0],...}, */
 static void l7_json_named(GString *g, const char *name,
                           const char *const *names, const uint64_t *v, int n)
@@ -178,6 +215,7 @@ char *lan7430_get_counters(Object *obj, Error **errp)
     }
     g_string_append(g, "],");
     l7_json_wb_delay(g, s);
+    l7_json_int_mod(g, s);
     l7_json_named(g, "async_started", l7_async_names, c->async_started,
                   L7A_KINDS);
     l7_json_named(g, "async_busy_reads", l7_async_names,

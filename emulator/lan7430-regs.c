@@ -491,7 +491,18 @@ static void l7_w_mod_map(Lan7430State *s, hwaddr addr, uint32_t val)
 
 static void l7_w_mod_cfg(Lan7430State *s, hwaddr addr, uint32_t val)
 {
-    s->mod_cfg[(addr - L7_INT_MOD_CFG0) >> 2] = val;
+    int slot = (addr - L7_INT_MOD_CFG0) >> 2;
+    L7Counters *c = &s->cnt;
+    int i;
+
+    c->int_mod_writes[slot]++;
+    if (val != s->mod_cfg[slot]) {
+        i = c->int_mod_changes[slot]++ % L7_INT_MOD_LOG;
+        c->int_mod_log_ns[slot][i] = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+        c->int_mod_log_val[slot][i] = val;
+        trace_lan743x_int_mod_cfg(slot, s->mod_cfg[slot], val);
+    }
+    s->mod_cfg[slot] = val;
 }
 
 static void l7_w_ptp_cmd(Lan7430State *s, hwaddr addr, uint32_t val)

@@ -489,6 +489,9 @@ void l7_rx_head_wb(Lan7430State *s, int ch, uint32_t idx)
  */
 void l7_rx_signal(Lan7430State *s, int ch, uint32_t frames, const int64_t *t)
 {
+    if (frames) {
+        s->cnt.rx_last_wb_ns[ch] = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    }
     l7_wb_delay_start(s, ch, frames, t);
     s->dmac_int_sts |= L7_DMAC_INT_RXFRM(ch);
 }

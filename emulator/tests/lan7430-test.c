@@ -1681,6 +1681,63 @@ static void test_irq_mod_abs_batch(void)
  * signalled) is counted as masked and not in the histogram; one whose
  * status the driver clears before the message is unreported.
  */
+/*
+ * INT_MOD_CFG changes are logged with their virtual time, writes of the
+ * same value counted but not logged, the oldest change dropped once the log
+ * is full; an RX channel's last write-back time is kept.
+ */
+static void test_irq_int_mod_log(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[64];
+    int64_t t0, wb, i, n;
+    QDict *d;
+    QList *log, *e;
+
+    ctx_init(&c, true);
+    rx0_on_vector2(&c, &r, 400);
+    t0 = cnt(&c, "vclock_ns");
+    g_assert_cmpint(cnt_arr(&c, "int_mod_cfg", 2), ==, 400);
+    g_assert_cmpint(cnt_arr(&c, "int_mod_writes", 2), ==, 1);
+    g_assert_cmpint(cnt_arr(&c, "int_mod_changes", 2), ==, 1);
+    g_assert_cmpint(cnt_arr(&c, "rx_last_wb_ns", 0), ==, 0);
+    qtest_clock_step(c.qs->qts, 1000 * 1000);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_hwb(&c, r.rx_hwb, 1));
+    wb = cnt_arr(&c, "rx_last_wb_ns", 0);
+    g_assert_cmpint(wb, >=, t0 + 1000 * 1000);
+    qtest_clock_step(c.qs->qts, 3000 * 1000);
+    wr(&c, INT_MOD_CFG0 + 8, 400);              /* the same value */
+    wr(&c, INT_MOD_CFG0 + 8, 0x2000000 | 1);
+    g_assert_cmpint(cnt_arr(&c, "int_mod_writes", 2), ==, 3);
+    g_assert_cmpint(cnt_arr(&c, "int_mod_changes", 2), ==, 2);
+    d = counters(&c);
+    log = qobject_to(QList, list_at(qdict_get_qlist(d, "int_mod_log"), 2));
+    g_assert_cmpint(qlist_size(log), ==, 2);
+    e = qobject_to(QList, list_at(log, 1));
+    g_assert_cmpint(obj_int(list_at(e, 0)) - wb, ==, 3000 * 1000);
+    g_assert_cmpint(obj_int(list_at(e, 1)), ==, 0x2000000 | 1);
+    qobject_unref(d);
+    /* ten more changes: the log keeps the last eight, oldest first */
+    for (i = 0; i < 10; i++) {
+        qtest_clock_step(c.qs->qts, 1000);
+        wr(&c, INT_MOD_CFG0 + 8, 0x2000000 | (100 + i));
+    }
+    d = counters(&c);
+    log = qobject_to(QList, list_at(qdict_get_qlist(d, "int_mod_log"), 2));
+    n = qlist_size(log);
+    g_assert_cmpint(n, ==, 8);
+    for (i = 0; i < n; i++) {
+        e = qobject_to(QList, list_at(log, i));
+        g_assert_cmpint(obj_int(list_at(e, 1)), ==, 0x2000000 | (102 + i));
+    }
+    qobject_unref(d);
+    g_assert_cmpint(cnt_arr(&c, "int_mod_changes", 2), ==, 12);
+    ctx_fini(&c);
+}
+
 static void test_irq_wb_delay_hist(void)
 {
     Ctx c;
@@ -3303,6 +3360,7 @@ int main(int argc, char **argv)
                    test_counters_irq_moderated);
     qtest_add_func("lan7430/irq-mod-abs-batch", test_irq_mod_abs_batch);
     qtest_add_func("lan7430/irq-wb-delay-hist", test_irq_wb_delay_hist);
+    qtest_add_func("lan7430/irq-int-mod-log", test_irq_int_mod_log);
     qtest_add_func("lan7430/irq-wb-delay-batched", test_irq_wb_delay_batched);
     qtest_add_func("lan7430/irq-mod-interval-bits",
                    test_irq_mod_interval_bits);

@@ -66,6 +66,14 @@ def descendants(pid):
     return out
 
 
+# QEMU arguments that make the guest's and the model's time count guest
+# instructions (2^SHIFT ns each) instead of following the host's clock,
+# idle time skipped: one TCG thread, as icount requires
+def icount_opts(shift):
+    """The QEMU arguments of an icount run at 2^shift ns per instruction."""
+    return f"-accel tcg,thread=single -icount shift={shift},sleep=off"
+
+
 def list_delta(v, av):
     """b - a of a counter that is a list (per queue, per vector), of
     numbers or of lists (a histogram per vector), element by element."""
@@ -82,11 +90,12 @@ class VM:
     all; each retry is logged (stderr, the VM's log, self.boot_retries).
     boot_cmd (tests of this logic) replaces lab/vm/vm.sh's command line,
     "{rw}" standing for the shared directory; qmp=False: no QMP socket to
-    connect to (self.dut is None)."""
+    connect to (self.dut is None); qemu_opts: more QEMU arguments (e.g.
+    icount_opts())."""
 
     def __init__(self, qemu=None, kernel=None, mods=None, ko=None,
                  dut_opts="", boot_timeout=300, log=None, cpus=None,
-                 boot_cmd=None, silent_s=None, qmp=True):
+                 boot_cmd=None, silent_s=None, qmp=True, qemu_opts=None):
         self.rw = tempfile.mkdtemp(prefix="l7vm.", dir="/tmp")
         self.qmp_sock = os.path.join(self.rw, "qmp.sock")
         self.mods, self.ko = mods, ko
@@ -108,6 +117,8 @@ class VM:
         env.pop("MODDIR", None)
         if cpus:                # else lab/vm/vm.sh's VM_CPUS (default 2)
             env["VM_CPUS"] = str(cpus)
+        if qemu_opts:           # lab/vm/vm.sh's VM_EXTRA_QEMU_OPTS
+            env["VM_EXTRA_QEMU_OPTS"] = qemu_opts
         cmd = [str(ROOT / "lab/vm/vm.sh"), "bash",
                str(ROOT / "emulator/tests/guest-rpc.sh"), self.rw]
         cmd = [a.replace("{rw}", self.rw) for a in boot_cmd] if boot_cmd \
