@@ -266,6 +266,8 @@ def run_module(args, name, ko, qemu, obj, rec, shift=None):
                      "irqs": sum(d["irq_per_vector"]),
                      "no_desc": d["rx_no_desc_stalls"],
                      "fifo_overflow": sum(d["rx_fifo_overflow"]),
+                     # the driver's changes of an interval (net_dim's)
+                     "mod_changes": sum(d.get("int_mod_changes", [])),
                      "sat_delay": rx_delay(d),
                      "trickle_rx_frames": t["rx_frames"],
                      "trickle_irqs": sum(t["irq_per_vector"]),

@@ -190,6 +190,11 @@ def metrics(rec, callers=()):
         m["TX tail writes/pkt"] = per_pkt(rec, tx_tail)
         m["emu IRQs/pkt"] = per_pkt(rec, sum(emu.get("irq_per_vector", [])))
         m["emu RX frames"] = emu.get("rx_frames")
+        wb = sum(emu.get("wb_delay_frames", []))
+        # the delay from an RX frame's write-back to the interrupt that
+        # reports it, mean over the frames that had one (model time)
+        m["emu wb->IRQ delay us (mean)"] = (
+            sum(emu.get("wb_delay_sum_ns", [])) / 1000 / wb if wb else None)
         m.update(starvation(rec, emu))
         for k in MUST_BE_ZERO:
             m[ZERO_LABELS[k]] = emu.get(k)

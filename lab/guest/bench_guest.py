@@ -66,6 +66,10 @@ CELLS = {
     "udp-rx-64": (1500, "rx", ["-u", "-l", "64", "-b", "20M"]),
     # a fixed burst of 10 000 datagrams of 64 bytes: the counters' truth test
     "udp-burst": (1500, "rx", ["-u", "-l", "64", "-b", "5M", "-k", "10000"]),
+    # trickles, for interrupt moderation: 10 datagrams of 64 bytes one a
+    # second, and 3000 a thousand a second
+    "udp-trickle": (1500, "rx", ["-u", "-l", "64", "-b", "512", "-k", "10"]),
+    "udp-1k": (1500, "rx", ["-u", "-l", "64", "-b", "512k", "-k", "3000"]),
 }
 
 

@@ -60,6 +60,9 @@
 #   VM_CONSOLE_LOG  file that keeps the guest's kernel console (default: a
 #              temporary file, removed unless the guest crashed)
 #   VM_VERBOSE non-empty: show the guest's kernel console (panics)
+#   VM_EXTRA_QEMU_OPTS  extra QEMU arguments (split at blanks), e.g.
+#              "-accel tcg,thread=single -icount shift=2,sleep=off": the
+#              guest's and the model's clocks then count instructions
 #   E2E_*, LAN743X_*  forwarded into the guest command's environment
 # x86_64 only:
 #   VM_TCG_THREAD  TCG threading: "multi" (default: MTTCG, one host thread
@@ -69,7 +72,6 @@
 #              per-packet counts, see measurements/crashrate-20261125);
 #              empty: no -accel option. Ignored when VM_EXTRA_QEMU_OPTS has
 #              an -accel.
-#   VM_EXTRA_QEMU_OPTS  extra QEMU arguments
 #   VM_ROOT_CACHE  the 9p cache mode of the guest's root (the host's, read
 #              only): "loose" (default) lets the guest keep the files and
 #              directory entries it read; "none" is virtme-ng's own (every
@@ -312,6 +314,10 @@ EOI
 		! fdtget -p "$dtb" "/$node" | grep -qx dma-coherent || die "dma-coherent still in /$node"
 		echo "vm.sh: PCIe DMA NON-coherent (dma-coherent removed from /$node)" >&2
 	fi
+
+	local EXTRA=()
+	read -r -a EXTRA <<<"${VM_EXTRA_QEMU_OPTS:-}"
+	Q+=("${EXTRA[@]}")
 
 	# mawk (Debian's awk) reads a pipe in blocks: -W interactive passes each
 	# console line on as it comes (lab/bench/bench.py answers requests on them)
