@@ -33,7 +33,9 @@
 #           VM_ARM_COHERENT=1 keeps QEMU's DT (the coherent contrast: no
 #           arch_sync_dma_for_* calls).
 # Each --ko NAME=PATH is LAN743X_KO_NAME in the guest's environment (the
-# module's path in the guest: PATH on x86_64, /ko/NAME/lan743x.ko on armv7).
+# module's path in the guest: PATH on x86_64, /ko/NAME/lan743x.ko on armv7;
+# in the variable's name each character other than a letter, digit or _
+# is a _: series+dim is LAN743X_KO_series_dim).
 #
 # environment:
 #   ARCH       x86_64 (default) or armv7
@@ -96,6 +98,9 @@
 set -euo pipefail
 
 die() { echo "vm.sh: error: $*" >&2; exit 2; }
+# a --ko NAME as a variable name's tail: other characters than [A-Za-z0-9_]
+# become _
+ko_var() { printf %s "${1//[^A-Za-z0-9_]/_}"; }
 
 # x86_64: virtme-ng, the host's root file system; sets rc
 boot_x86_64() {
@@ -135,7 +140,7 @@ boot_x86_64() {
 	fi
 	for a in "${KOS[@]}"; do
 		[ -f "${a#*=}" ] || die "--ko $a: no such file"
-		ENVS+=("LAN743X_KO_${a%%=*}=$(realpath "${a#*=}")")
+		ENVS+=("LAN743X_KO_$(ko_var "${a%%=*}")=$(realpath "${a#*=}")")
 	done
 	GCMD="cd $(printf %q "$ROOT") && export"
 	for v in "${ENVS[@]}"; do GCMD="$GCMD ${v%%=*}=$(printf %q "${v#*=}")"; done
@@ -243,7 +248,7 @@ boot_armv7() {
 		[ -f "${a#*=}" ] || die "--ko $a: no such file"
 		mkdir -p "$ov/ko/${a%%=*}"
 		cp "${a#*=}" "$ov/ko/${a%%=*}/lan743x.ko"
-		ENVS+=("LAN743X_KO_${a%%=*}=/ko/${a%%=*}/lan743x.ko")
+		ENVS+=("LAN743X_KO_$(ko_var "${a%%=*}")=/ko/${a%%=*}/lan743x.ko")
 	done
 	for v in "${ENVS[@]}"; do
 		echo "export ${v%%=*}=$(printf %q "${v#*=}")"
