@@ -36,13 +36,14 @@ timing is not the silicon's).
 
 adaptive-rx after a burst (default modules: net_dim = the net-next-3
 stack without its return to the lowest profile, series = all of it): one
-VM boot per module and icount shift (--icount: the guest's and the
-model's clock count instructions, 2^shift ns each, instead of following
-the host), and per repetition a paced UDP burst from the peer (--secs,
---udp-rate) and a quiet second (default shift 2). Counted in the model's virtual time:
-the interval RX channel 0 had when its last frame was written back, and
-the time from that write-back to the write of net_dim's lowest profile
-(none within the quiet second: the interval stayed). OUT/return.md.
+VM boot per module and icount shift (--icount, default 2: the guest's
+and the model's clocks count instructions, 2^shift ns each, instead of
+following the host), and per repetition a paced UDP burst from the peer
+(--secs, --udp-rate) and a quiet second. Counted in the model's virtual
+time: the interval RX channel 0 had when its last frame was written
+back, and the time from that write-back to the write of net_dim's
+lowest profile (none within the quiet second: the interval stayed).
+OUT/return.md.
 """
 
 import argparse
@@ -64,11 +65,12 @@ from vmrpc import (  # pylint: disable=wrong-import-order
     list_delta,
 )
 
-# the INT_MOD_CFG slot the driver gives RX channel 0 of a LAN7430, and
-# net_dim's lowest RX profile (EQE) in the model's 1 us units
+# the INT_MOD_CFG slot the driver gives RX channel 0 of a LAN7430, its
+# 13-bit interval, and net_dim's lowest RX profile (EQE) in the model's
+# 1 us units
 RX0_MOD_SLOT = 2
+INTERVAL_MASK = 0x1FFF
 LOWEST_US = 1
-INTERVAL_MASK = 0xFFF
 
 
 def last_line(cmd, env=None):
