@@ -2,11 +2,12 @@
 a first run's subset (TCP RX at MTU 1500 and 9000, 5 repetitions; x86_64:
 swiotlb off only), --full the whole matrix of each arch; explicit options
 win; the Makefile passes ARCH and FULL through."""
+import os
 import subprocess
 
 import bench
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run
 
 
 @pytest.fixture(autouse=True)
@@ -134,3 +135,15 @@ def test_module_suffixes_refused(names, stack, msg, monkeypatch, capsys):
         bench.build_modules(names, "bench")
     assert msg in str(e.value)
     assert "modules:" not in capsys.readouterr().out
+
+
+def test_bad_modules_fail_before_the_kernel_build(tmp_path):
+    """make bench with a module name it cannot build stops with the reason
+    before the kernel's build, not after it."""
+    p = run(["python3", "lab/bench/bench.py", "--modules",
+             "upstream,series+dimx", "--out", str(tmp_path / "out")],
+            env=dict(os.environ, STACK="net-next-3"), timeout=120)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out
+    assert "unknown module 'series+dimx'" in out, out
+    assert "kernel (" not in out, out

@@ -217,14 +217,13 @@ class CounterServer(threading.Thread):
             time.sleep(0.05)
 
 
-def build_modules(names, variant):
-    """lan743x.ko per module name (upstream, series, pK, each optionally
-    with +cbN: the same module with the rx-copybreak tunable set to N after
-    loading, +ringN: with N RX descriptors per ring, ethtool -G, +rxusN:
-    with rx-usecs N and +dim: with adaptive-rx, ethtool -C, the stack's
-    series only: net-next-3 has them),
-    built for the kernel VARIANT; exits with a clear error on a bad
-    list."""
+def module_revs(names):
+    """{name: source revision} of the module names (upstream, series, pK,
+    each optionally with +cbN: the same module with the rx-copybreak
+    tunable set to N after loading, +ringN: with N RX descriptors per
+    ring, ethtool -G, +rxusN: with rx-usecs N and +dim: with adaptive-rx,
+    ethtool -C, the stack's series only: net-next-3 has them); exits with
+    a clear error on a bad list, before anything is built."""
     revs = {}
     for name in names:
         m = re.sub(r"(\+((cb|ring|rxus)[0-9]+|dim))+$", "", name)
@@ -248,6 +247,13 @@ def build_modules(names, variant):
             len(names):
         sys.exit("error: --modules: upstream first, then at least one other, "
                  "each once")
+    return revs
+
+
+def build_modules(names, variant):
+    """lan743x.ko per module name (module_revs()), built for the kernel
+    VARIANT; exits with a clear error on a bad list."""
+    revs = module_revs(names)
     progress(f"modules: {', '.join(names)}")
     return {m: out_of(["bash", str(LAB / "kernel" / "kbuild.sh"), "module", variant, r])
             for m, r in revs.items()}
@@ -557,10 +563,11 @@ def main():
              + "".join(f", {k}={v}" for k, v in args.model.items())
              + f"; results in {out}")
 
+    names = [m for m in args.modules.split(",") if m]
+    module_revs(names)          # a bad list fails before the kernel's build
     progress(f"kernel ({args.variant})")
     obj = Path(out_of(["bash", str(LAB / "kernel" / "kbuild.sh"), "kernel",
                        args.variant]))
-    names = [m for m in args.modules.split(",") if m]
     mods = build_modules(names, args.variant)
     progress("qemu with the lan7430 model")
     qemu = out_of(["bash", str(ROOT / "emulator" / "build.sh"), "--arch",
@@ -573,6 +580,8 @@ def main():
             "series_patches": sorted(
                 str(p.relative_to(ROOT / "patches"))
                 for s in ("net", "net-next-1", "net-next-2")
+                + (("net-next-3",) if os.environ.get("STACK") ==
+                   "net-next-3" else ())
                 for p in (ROOT / "patches" / s).glob("0*.patch")),
             "emulated": True,
             # the device's properties asked for (--model; the records

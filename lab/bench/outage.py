@@ -24,7 +24,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vm"))
-from bench import LAB, ROOT, build_modules, dut_opts, out_of, parse_model, progress
+from bench import (
+    LAB,
+    ROOT,
+    build_modules,
+    dut_opts,
+    module_revs,
+    out_of,
+    parse_model,
+    progress,
+)
 from report import MUST_BE_ZERO, cell_faults, device_drops, fmt, reduce
 
 #: emulator counters read over QMP after each repetition: frames that
@@ -243,9 +252,10 @@ def repetition_model(r, now, last):
 def run(args, out):
     """Boot the VM, run the guest's outage.sh over the modules, collect
     the results and the model's counters per repetition; the results."""
+    names = [m for m in args.modules.split(",") if m]
+    module_revs(names)          # a bad list fails before the kernel's build
     obj = Path(out_of(["bash", str(LAB / "kernel" / "kbuild.sh"), "kernel",
                        args.variant]))
-    names = [m for m in args.modules.split(",") if m]
     mods = build_modules(names, args.variant)
     qemu = out_of(["bash", str(ROOT / "emulator" / "build.sh")])
     env = dict(os.environ, KERNEL=str(obj / "arch/x86/boot/bzImage"),
