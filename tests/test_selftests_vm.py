@@ -21,6 +21,7 @@ Never skipped: QEMU, the kernel and the modules are built by the lab, so a
 failure to build any of them fails, as does any result other than expected.
 """
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,10 @@ import tempfile
 import pytest
 from conftest import ROOT, VM_STACKS, qemu_build, stack_env, vm_inputs
 
+# the guest's bound (vm.sh's VM_TIMEOUT): a passing run takes 14-21 min
+VM_TIMEOUT = 2700
+# the whole run's, builds included (they are warm by then: vm_inputs)
+WAIT = VM_TIMEOUT + 900
 # stack -> (Popen, stdout file, stderr file)
 RUNS = {}
 
@@ -38,20 +43,33 @@ def start(stack):
     # open until finish() has read them
     out = tempfile.TemporaryFile("w+")  # noqa: SIM115
     err = tempfile.TemporaryFile("w+")  # noqa: SIM115
+    # the VM's own bound comes first (selftests.py then reports the
+    # console's tail and what ran); WAIT is the last resort
     p = subprocess.Popen([sys.executable, "lab/selftests/selftests.py"], cwd=ROOT,
                          text=True, stdout=out, stderr=err,
-                         env=stack_env(stack))
+                         env=stack_env(stack, VM_TIMEOUT=str(VM_TIMEOUT)),
+                         start_new_session=True)
     RUNS[stack] = (p, out, err)
 
 
 def finish(stack):
-    """Wait for STACK's run: its exit status, stdout and stderr."""
+    """Wait for STACK's run: its exit status, stdout and stderr. A run
+    that outlives WAIT is killed (its whole process group: vm.sh and
+    QEMU too) and fails with what it printed until then."""
     p, out, err = RUNS.pop(stack)
-    p.wait(timeout=3600)
+    try:
+        p.wait(timeout=WAIT)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
     with out, err:
         out.seek(0)
         err.seek(0)
-        return p.returncode, out.read(), err.read()
+        o, e = out.read(), err.read()
+    assert p.returncode >= 0, (f"selftests.py for {stack} still ran after "
+                               f"{WAIT} s and was killed; its output until "
+                               f"then:\n{o[-3000:]}\n{e[-6000:]}")
+    return p.returncode, o, e
 
 
 def selected(request):

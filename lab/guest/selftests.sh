@@ -48,6 +48,11 @@
 #        from an earlier boot is not run again; one whose output has no
 #        end (the guest died in it) is recorded as a failure, and the
 #        run goes on with the next.
+#        LAN743X_TEST_TIMEOUT (default 900): the bound of each test file
+#        (run_kselftest.sh -o; timeout for the generic tests),
+#        LAN743X_HANG_REPORT (default 600): a test step still running
+#        after this many seconds gets a report on stderr of every
+#        process's state and kernel wait and the kernel log's tail,
 #        plus the knobs of the tests (LAN743X_MIN_MBPS, LAN743X_XFER_SECS...).
 #
 # Prints each test's KTAP output; exit status 0 when every program ran
@@ -174,6 +179,34 @@ ssh_teardown() {
 	rm -f "$SSHDIR/sshd.pid"
 }
 
+hang_report() {	# hang_report SECS WHAT: after SECS, where everything waits
+	local p
+	# the sleep holds none of the step's pipes: killed, this subshell
+	# goes at once and the orphaned sleep keeps no reader waiting
+	sleep "$1" </dev/null >/dev/null 2>&1 || return
+	{
+		echo "[selftests.sh] $2 still runs after $1 s: the processes, their kernel waits, the kernel log's tail"
+		ps -eo pid,ppid,stat,wchan:32,etimes,args | sed 's/^/[selftests.sh]   /'
+		for p in $(ps -eo pid=,stat= | awk '$2 ~ /^D/ {print $1}'); do
+			echo "[selftests.sh] kernel stack of $p (uninterruptible):"
+			sed 's/^/[selftests.sh]   /' "/proc/$p/stack" 2>/dev/null
+		done
+		dmesg | tail -40 | sed 's/^/[selftests.sh]   /'
+	} >&2
+}
+
+watched() {	# watched WHAT CMD...: CMD, with a hang report if it runs long
+	local w rc
+	hang_report "${LAN743X_HANG_REPORT:-600}" "$1" &
+	w=$!
+	shift
+	"$@"
+	rc=$?
+	kill "$w" 2>/dev/null
+	wait "$w" 2>/dev/null
+	return $rc
+}
+
 ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
 	local mode=$1 name=$2 dut=$3 d
 	local args=() t path=$PATH
@@ -210,7 +243,11 @@ ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
 	echo "# module $name: run_kselftest.sh ${args[*]}, REMOTE_TYPE=$mode"
 	t=$SECONDS
 	# each test's result line is followed by its wall time (a comment)
-	(cd "$INSTALL" && PATH=$path ./run_kselftest.sh "${args[@]}") 2>&1 |
+	# each test file within a bound: drivers/net/hw's settings say
+	# timeout=0 (none), and one test that never ends would hold the run
+	# until the VM's own timeout, with nothing to say where it waits
+	(cd "$INSTALL" && PATH=$path watched "run_kselftest.sh ($mode)" \
+		./run_kselftest.sh -o "${LAN743X_TEST_TIMEOUT:-900}" "${args[@]}") 2>&1 |
 		while IFS= read -r l; do
 			printf '%s\n' "$l"
 			case $l in
@@ -323,7 +360,7 @@ for m in "${MODS[@]}"; do
 		case $t in hw/*) tdir=$TESTS/drivers/net/hw ;; *) tdir=$DIR ;; esac
 		(cd "$tdir" && NETIF=$dut LOCAL_V4=$LOCAL_V4 REMOTE_V4=$REMOTE_V4 \
 			REMOTE_TYPE=netns REMOTE_ARGS=$NS \
-			timeout -k 10 900 python3 "./${t#hw/}") 2>&1 |
+			watched "$t" timeout -k 10 "${LAN743X_TEST_TIMEOUT:-900}" python3 "./${t#hw/}") 2>&1 |
 			tee "$OUT/$name/$(basename "${t%.py}").ktap"
 		echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/$(basename "${t%.py}").ktap"
 		log "module $name: $t took $((SECONDS - t0)) s"
@@ -344,7 +381,8 @@ for m in "${MODS[@]}"; do
 		echo "# module $name: generic $g"
 		(cd "$TESTS/drivers/net/$(dirname "$g")" && NETIF=$dut LOCAL_V4=$LOCAL_V4 \
 			REMOTE_V4=$REMOTE_V4 REMOTE_TYPE=netns REMOTE_ARGS=$NS \
-			timeout -k 10 900 $interp "./$(basename "$g")") 2>&1 |
+			watched "generic $g" timeout -k 10 "${LAN743X_TEST_TIMEOUT:-900}" \
+			$interp "./$(basename "$g")") 2>&1 |
 			sed "s/^\(\s*\(not \)\?ok [0-9]* \)/\1generic./" |
 			tee "$OUT/$name/$gname.ktap"
 		echo "# exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$name/$gname.ktap"
