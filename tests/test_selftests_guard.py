@@ -44,3 +44,9 @@ def test_long_step_gets_one_report():
     assert any("STAT" in ln and "WCHAN" in ln for ln in lines), out
     assert any("sleep 4" in ln for ln in lines), out
     assert secs < 15, out
+
+
+def test_zero_means_no_report():
+    rc, out, secs = step(0, "sleep 2")
+    assert rc == 0 and out == "", out
+    assert secs < 10

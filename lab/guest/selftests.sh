@@ -52,7 +52,8 @@
 #        (run_kselftest.sh -o; timeout for the generic tests),
 #        LAN743X_HANG_REPORT (default 600): a test step still running
 #        after this many seconds gets a report on stderr of every
-#        process's state and kernel wait and the kernel log's tail,
+#        process's state and kernel wait and the kernel log's tail
+#        (LAN743X_RUN_REPORT, default 1800: the same for the whole run),
 #        plus the knobs of the tests (LAN743X_MIN_MBPS, LAN743X_XFER_SECS...).
 #
 # Prints each test's KTAP output; exit status 0 when every program ran
@@ -179,8 +180,9 @@ ssh_teardown() {
 	rm -f "$SSHDIR/sshd.pid"
 }
 
-hang_report() {	# hang_report SECS WHAT: after SECS, where everything waits
+hang_report() {	# hang_report SECS WHAT: after SECS (0: never), where everything waits
 	local p
+	[ "$1" -gt 0 ] 2>/dev/null || return 0
 	# the sleep holds none of the step's pipes: killed, this subshell
 	# goes at once and the orphaned sleep keeps no reader waiting
 	sleep "$1" </dev/null >/dev/null 2>&1 || return
@@ -316,6 +318,10 @@ mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
 command -v iperf3 >/dev/null || log "warning: no iperf3 in the guest: iperf3 tests will skip"
 peer_setup || exit 1
+# a run far beyond its usual time says where it waits, whatever the step
+# (a module's load or removal, a link change between the tests)
+hang_report "${LAN743X_RUN_REPORT:-1800}" "the whole run" &
+run_report=$!
 # the tests write caches next to themselves: keep them off read-only roots
 export PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 
@@ -408,5 +414,6 @@ for m in "${MODS[@]}"; do
 	ip link set "$dut" down
 done
 ssh_teardown
+kill "$run_report" 2>/dev/null
 }
 main; exit 0

@@ -795,6 +795,9 @@ def main_whole(args, cmd, env, out, names, install):
                LAN743X_KSFT_TIMEOUT=os.environ.get("LAN743X_KSFT_TIMEOUT",
                                                    "300"),
                LAN743X_GENERIC="", LAN743X_REMOTE_MODES="netns",
+               # hours by design: no whole-run report (each file has its
+               # own bound, LAN743X_KSFT_TIMEOUT)
+               LAN743X_RUN_REPORT=os.environ.get("LAN743X_RUN_REPORT", "0"),
                VM_TIMEOUT=os.environ.get("VM_TIMEOUT", "28800"))
     done, rc, boot = -1, 0, 0
 
