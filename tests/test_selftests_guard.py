@@ -28,6 +28,7 @@ def step(report_after, body):
 
 
 def test_quick_step_returns_its_status_without_report():
+    """A step that ends early: its status, its output, no report, no wait."""
     rc, out, secs = step(30, "sh -c 'echo done; exit 3'")
     assert rc == 3, out
     assert out == "done\n"
@@ -36,6 +37,7 @@ def test_quick_step_returns_its_status_without_report():
 
 
 def test_long_step_gets_one_report():
+    """A step past its report time: one report with the process table."""
     rc, out, secs = step(1, "sleep 4")
     assert rc == 0, out
     lines = out.splitlines()
@@ -47,6 +49,7 @@ def test_long_step_gets_one_report():
 
 
 def test_zero_means_no_report():
+    """LAN743X_HANG_REPORT=0: never a report."""
     rc, out, secs = step(0, "sleep 2")
     assert rc == 0 and out == "", out
     assert secs < 10
