@@ -3,11 +3,13 @@ a step that runs past LAN743X_HANG_REPORT seconds gets one report of
 every process's state and the kernel log's tail on stderr; a step that
 ends, however it ends, returns its own exit status at once, and the
 report's pending timer holds none of the step's pipes (an orphan holding
-the pipe would keep the run's reader waiting until it expired)."""
+the pipe would keep the run's reader waiting until it expired). A
+failure of test_selftests_vm quotes the reports (hang_reports())."""
 import subprocess
 import time
 
 from conftest import LAB
+from test_selftests_vm import hang_reports
 
 # the two functions, without the rest of the script (which runs a VM's
 # tests when sourced)
@@ -53,3 +55,19 @@ def test_zero_means_no_report():
     rc, out, secs = step(0, "sleep 2")
     assert rc == 0 and out == "", out
     assert secs < 10
+
+
+def test_failure_message_finds_the_report():
+    """The report, among the run's other lines, is what a failure of
+    test_selftests_vm quotes: whole, without the lines around it."""
+    _, out, _ = step(1, "sleep 3")
+    report = out.strip().splitlines()
+    assert len(report) > 3, out
+    stderr = "\n".join(["ok 1 generic.ping.test_v4",
+                        "[selftests.sh] module series: NETIF=enp0s10"]
+                       + report
+                       + ["[selftests.sh] module series: generic ping.py",
+                          "not ok 1 lab.state_restored"])
+    assert hang_reports(stderr, limit=10**6).splitlines() == report
+    assert len(hang_reports(stderr, limit=100)) == 100
+    assert hang_reports("ok 1 lab.load\n") == ""

@@ -68,8 +68,27 @@ def finish(stack):
         o, e = out.read(), err.read()
     assert p.returncode >= 0, (f"selftests.py for {stack} still ran after "
                                f"{WAIT} s and was killed; its output until "
-                               f"then:\n{o[-3000:]}\n{e[-6000:]}")
+                               f"then:\n{o[-3000:]}\n{e[-6000:]}\n"
+                               "the guest's hang reports:\n"
+                               f"{hang_reports(e) or 'none'}")
     return p.returncode, o, e
+
+
+def hang_reports(stderr, limit=10000):
+    """The guest's hang reports in STDERR (lab/guest/selftests.sh: a step
+    still running after LAN743X_HANG_REPORT seconds): each whole, the
+    first ones first, at most LIMIT characters. They come long before
+    the end of stderr, which a failure's message otherwise shows."""
+    out, keep = [], False
+    for ln in stderr.splitlines():
+        if ln.startswith("[selftests.sh] ") and " still runs after " in ln:
+            keep = True
+        elif not ln.startswith(("[selftests.sh]   ",
+                                "[selftests.sh] kernel stack of ")):
+            keep = False
+        if keep:
+            out.append(ln)
+    return "\n".join(out)[:limit]
 
 
 def selected(request):
@@ -96,7 +115,9 @@ def run_selftests(stack, request):
     summary = [ln for ln in stdout.splitlines()
                if ln.startswith("selftests: ")]
     assert rc != 77, "selftests.py could not find QEMU: " + stderr[-2000:]
-    assert rc == 0 and summary, (stdout[-4000:] + "\n" + stderr[-3000:])
+    assert rc == 0 and summary, (stdout[-4000:] + "\n" + stderr[-3000:]
+                                 + "\nthe guest's hang reports:\n"
+                                 + (hang_reports(stderr) or "none"))
     # the tests ran through run_kselftest.sh (both bases)
     assert "run_kselftest.sh" in stderr, stderr[-3000:]
 
