@@ -15,10 +15,12 @@
   net-next);
 - lab/selftests/selftests.py's run_guest() and report(), which both
   arches share: a guest crash (exit 86) boots once more, a second one is the
-  result; the report gives each result's reason and the counts.
+  result; the report gives each result's reason and the counts; an
+  expected file that does not exist is a clear error.
 """
 import importlib.util
 import re
+import subprocess
 import sys
 import types
 
@@ -240,3 +242,15 @@ def test_report_counts_and_reasons(capsys):
     assert n == {"pass": 1, "fail": 1, "skip": 1, "xfail": 0}
     assert "  series    fail  b [x]  (no XDP)" in out, out
     assert len(bad) == 1 and "MISMATCH" in out and " c" in out, out
+
+
+def test_missing_expected_file_is_a_clear_error(tmp_path):
+    """selftests.py with an expected file that does not exist: a one-line
+    error naming it, exit 2, nothing built or booted (make ksft instead
+    takes every result as new: a stack's first whole run)."""
+    missing = tmp_path / "none.txt"
+    p = subprocess.run([sys.executable, str(LAB / "selftests" / "selftests.py"),
+                        "--expected", str(missing)], capture_output=True,
+                       text=True, timeout=60, check=False, cwd=ROOT)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip() == f"selftests.py: error: no expected results {missing}"
