@@ -668,14 +668,15 @@ def main():
     if args.arch == "armv7":
         main_armv7(args)
 
-    if not Path(args.expected).exists():
+    expected = {}
+    if Path(args.expected).exists():
+        expected = load_expected(Path(args.expected))
+    elif args.whole:
         # make ksft on a stack run whole for the first time: every result
         # is then new, and all are written out to become its expected file
-        if not args.whole:
-            die(f"no expected results {args.expected}")
         progress(f"no {args.expected}: every result will be new")
-    expected = (load_expected(Path(args.expected))
-                if Path(args.expected).exists() else {})
+    else:
+        die(f"no expected results {args.expected}")
     progress("qemu with the lan7430 model")
     qemu = last_line(["bash", str(ROOT / "emulator" / "build.sh")],
                      "QEMU with the lan7430 model", code=77)
@@ -762,7 +763,8 @@ def main():
         (["--install", str(install)] if install else []) + guest_mods
     cmd = ["bash", str(LAB / "vm" / "vm.sh"), "--"] + guest
     if args.whole:
-        main_whole(args, cmd, env, out, [n for n, _ in mods], install)
+        main_whole(args, cmd, env, out, [n for n, _ in mods], install,
+                   expected)
 
     def console(boot):
         return "console.log" if boot == 1 else "console-2.log"
@@ -791,12 +793,12 @@ def main():
     sys.exit(1 if bad or rc or not results else 0)
 
 
-def main_whole(args, cmd, env, out, names, install):
+def main_whole(args, cmd, env, out, names, install, expected):
     """make ksft: every file of WHOLE against each module, one boot after
     another until each file has run (a boot that crashes or times out is
     followed by one that goes on from the next file, as long as a boot
     gets further than the one before); results per file and per case,
-    compared with args.expected."""
+    compared with EXPECTED (those of args.expected)."""
     entries = ksft_results.whole_entries(install)
     env = dict(env, LAN743X_KSFT_WHOLE=" ".join(WHOLE),
                LAN743X_KSFT_TIMEOUT=os.environ.get("LAN743X_KSFT_TIMEOUT",
@@ -836,8 +838,6 @@ def main_whole(args, cmd, env, out, names, install):
     ksft_results.write_results(out / "results.txt", results)
     (out / "table.md").write_text(ksft_results.file_table(results, names, entries))
     got = {m: {t: v[0] for t, v in r.items()} for m, r in results.items()}
-    expected = (load_expected(Path(args.expected))
-                if Path(args.expected).exists() else {})
     bad = compare(got, expected, names)
     n = report(got, expected, names, bad)
     print(f"ksft: {n['pass']} passed, {n['fail']} failed, {n['skip']} "
