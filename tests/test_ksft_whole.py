@@ -10,7 +10,8 @@
   expected file names them, a file whose output never ended (the VM was
   stopped in it) a failure, a file never started listed as not run;
 - lab/guest/lib.sh's netconfig: the net.config in NIPA's layout, with
-  IPv6 of both ends only when asked for;
+  IPv6 of both ends only when asked for; its ipv6_setup: REMOTE_V6 on the
+  peer's port, whatever devices the namespace has besides it;
 - make test's subset covers each drivers/net/hw test the stacks add or
   change (the named hw tests of make selftests).
 """
@@ -144,6 +145,54 @@ def test_netconfig_v4_v6(tmp_path):
     assert "LOCAL_V6" not in v4 and "REMOTE_V6" not in v4
     assert v4["REMOTE_TYPE"] == "ssh"
     assert v4["REMOTE_ARGS"] == "root@192.0.2.2"
+
+
+
+# `ip -n NS -o link show` in the guest of a kernel with CONFIG_IPV6_SIT=y:
+# a new namespace gets sit0, listed before the peer's port
+NS_LINKS = r"""1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT group default qlen 1000\    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00
+2: sit0@NONE: <NOARP> mtu 1480 qdisc noop state DOWN mode DEFAULT group default qlen 1000\    link/sit 0.0.0.0 brd 0.0.0.0
+3: {a}: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc pfifo_fast state UP mode DEFAULT group default qlen 1000\    link/ether 02:74:30:00:00:09 brd ff:ff:ff:ff:ff:ff
+4: {b}: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc pfifo_fast state UP mode DEFAULT group default qlen 1000\    link/ether 02:74:30:00:00:02 brd ff:ff:ff:ff:ff:ff
+"""
+
+
+def ipv6_setup(tmp_path, links, peer_mac="02:74:30:00:00:02"):
+    """lib.sh's ipv6_setup enp0s9 with `ip` and `ping` stubbed: the `ip`
+    commands it ran, one per line, and its exit status."""
+    log = tmp_path / "ip.log"
+    log.write_text("")
+    script = f"""
+        . "{LAB}/guest/lib.sh"
+        ip() {{
+            echo "$*" >>"{log}"
+            [ "$*" != "-n $NS -o link show" ] || printf '%s' "$LINKS"
+        }}
+        ping() {{ return 0; }}
+        ipv6_setup enp0s9"""
+    rc = subprocess.run(["bash", "-c", script], check=False,
+                        env={"LINKS": links, "LAN743X_PEER_MAC": peer_mac,
+                             "PATH": "/usr/bin:/bin"},
+                        capture_output=True, text=True).returncode
+    return log.read_text().splitlines(), rc
+
+
+def test_ipv6_setup_finds_the_peer_port(tmp_path):
+    """REMOTE_V6 goes on the port with PEER_MAC, not on a tunnel's
+    fallback device listed first (IPv6 between the ends never came up in
+    6.12's guest, which has sit0 built in), nor on another port; without
+    that port, on the first Ethernet port; with none, a clear failure."""
+    peer = "-n ksft-lan743x-peer -6 addr replace 2001:db8:743::2/64 dev {} nodad"
+    ran, rc = ipv6_setup(tmp_path, NS_LINKS.format(a="eth1", b="enp0s10"))
+    assert rc == 0
+    assert "-6 addr replace 2001:db8:743::1/64 dev enp0s9 nodad" in ran
+    assert peer.format("enp0s10") in ran
+    ran, rc = ipv6_setup(tmp_path, NS_LINKS.format(a="eth1", b="enp0s10"),
+                         peer_mac="02:74:30:00:00:07")
+    assert rc == 0 and peer.format("eth1") in ran
+    lo_sit = "".join(NS_LINKS.splitlines(keepends=True)[:2])
+    ran, rc = ipv6_setup(tmp_path, lo_sit)
+    assert rc == 1 and not any("addr replace" in x for x in ran)
 
 
 def test_make_test_covers_the_stacks_tests():

@@ -76,11 +76,24 @@ dut_setup() {
 	echo "$dut"
 }
 
+peer_ifname() {	# peer_ifname: the peer's port in netns NS
+	# The port with PEER_MAC, else the first Ethernet port. Not merely the
+	# first port other than lo: a kernel with tunnel drivers built in
+	# (CONFIG_IPV6_SIT=y: sit0) gives every new namespace their fallback
+	# devices, listed before the port moved in.
+	ip -n "$NS" -o link show | awk -v mac="$PEER_MAC" '
+		{ n = $2; sub(/:$/, "", n); sub(/@.*/, "", n)
+		  for (i = 3; i < NF; i++) if ($i == "link/ether") {
+			if ($(i + 1) == mac) { print n; found = 1; exit }
+			if (first == "") first = n
+		  } }
+		END { if (!found && first != "") print first }'
+}
+
 ipv6_setup() {	# ipv6_setup DUT: LOCAL_V6 on DUT, REMOTE_V6 on the peer
 	local dut=$1 peer i
-	peer=$(ip -n "$NS" -o link show | awk -F': ' '$2 != "lo" {print $2; exit}')
-	peer=${peer%%@*}
-	[ -n "$peer" ] || { log "no peer interface in netns $NS"; return 1; }
+	peer=$(peer_ifname)
+	[ -n "$peer" ] || { log "no Ethernet port in netns $NS"; return 1; }
 	ip -6 addr replace "$LOCAL_V6/64" dev "$dut" nodad || return 1
 	ip -n "$NS" -6 addr replace "$REMOTE_V6/64" dev "$peer" nodad || return 1
 	for i in $(seq 1 30); do ping -6 -c 1 -W 1 "$REMOTE_V6" >/dev/null 2>&1 && return 0; done
