@@ -154,9 +154,9 @@ selftests: setup
 # of IPv4 and IPv6 on both ends, the peer in a network namespace; results
 # per file and per case against lab/selftests/expected/STACK-ksft.txt
 # (docs/selftests.md). Hours under TCG: not part of make test, which runs
-# the subset of make selftests.
+# the subset of make selftests. FILES="COLLECTION:FILE ...": only those.
 ksft: setup
-	@$(PY) lab/selftests/selftests.py --whole $(if $(MODULES),--modules "$(MODULES)")
+	@$(PY) lab/selftests/selftests.py --whole $(if $(MODULES),--modules "$(MODULES)") $(if $(FILES),--files "$(FILES)")
 
 # the ARMv7 guest's targets by their names
 arm-e2e: setup

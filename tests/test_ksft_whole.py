@@ -150,11 +150,13 @@ def test_netconfig_v4_v6(tmp_path):
 
 # `ip -n NS -o link show` in the guest of a kernel with CONFIG_IPV6_SIT=y:
 # a new namespace gets sit0, listed before the peer's port
+# pylint: disable=line-too-long
 NS_LINKS = r"""1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT group default qlen 1000\    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00
 2: sit0@NONE: <NOARP> mtu 1480 qdisc noop state DOWN mode DEFAULT group default qlen 1000\    link/sit 0.0.0.0 brd 0.0.0.0
 3: {a}: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc pfifo_fast state UP mode DEFAULT group default qlen 1000\    link/ether 02:74:30:00:00:09 brd ff:ff:ff:ff:ff:ff
 4: {b}: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc pfifo_fast state UP mode DEFAULT group default qlen 1000\    link/ether 02:74:30:00:00:02 brd ff:ff:ff:ff:ff:ff
 """
+# pylint: enable=line-too-long
 
 
 def ipv6_setup(tmp_path, links, peer_mac="02:74:30:00:00:02"):
@@ -228,3 +230,34 @@ def test_reasons_say_device_or_lab():
                            "drivers/net:psp.py")
     assert c("some new reason").startswith("test: some new reason")
     assert c("") == ""
+
+
+def test_whole_subset():
+    """make ksft FILES=...: the files asked for, in the install's order;
+    a name that is not a file of the targets is a clear error that says
+    what it may have meant, before anything runs."""
+    entries = ["drivers/net:ping.py", "drivers/net/hw:tso.py",
+               "drivers/net/hw:uso.py"]
+    assert selftests.whole_subset(
+        entries, ["drivers/net/hw:uso.py", "drivers/net:ping.py"]) == \
+        ["drivers/net:ping.py", "drivers/net/hw:uso.py"]
+    run = subprocess.run(
+        [sys.executable, "-c",
+         ("import sys; sys.path.insert(0, sys.argv[1]); import selftests; "
+          "selftests.whole_subset(sys.argv[2:3], sys.argv[3:])"),
+         str(LAB / "selftests"), "drivers/net/hw:tso.py",
+         "hw/tso.py"], capture_output=True, text=True, check=False)
+    assert run.returncode != 0
+    assert "not a file of drivers/net drivers/net/hw: hw/tso.py" in run.stderr
+    assert "did you mean drivers/net/hw:tso.py?" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_files_needs_whole():
+    """--files without --whole is refused, not ignored."""
+    run = subprocess.run([sys.executable, str(LAB / "selftests" /
+                                              "selftests.py"),
+                          "--files", "drivers/net:ping.py"],
+                         capture_output=True, text=True, check=False,
+                         cwd=ROOT)
+    assert run.returncode == 2 and "needs --whole" in run.stderr

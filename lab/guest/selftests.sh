@@ -43,7 +43,8 @@
 #        above, every file of those collections in the install's
 #        kselftest-list.txt, each by run_kselftest.sh -o
 #        LAN743X_KSFT_TIMEOUT (default 300 s) -t COLLECTION:FILE, with a
-#        net.config of IPv4 and IPv6 on both ends; the output of each in
+#        net.config of IPv4 and IPv6 on both ends (LAN743X_KSFT_FILES,
+#        a space list of COLLECTION:FILE: only those); the output of each in
 #        NAME/whole/<collection>-<file>.tap. A file whose output exists
 #        from an earlier boot is not run again; one whose output has no
 #        end (the guest died in it) is recorded as a failure, and the
@@ -273,6 +274,10 @@ ksft_whole() {	# ksft_whole NAME DUT: every file of LAN743X_KSFT_WHOLE
 	done
 	# a for loop, not a read loop: a test must not eat the list on stdin
 	for e in $(grep -E "^($re):" "$INSTALL/kselftest-list.txt"); do
+		if [ -n "${LAN743X_KSFT_FILES:-}" ] &&
+			! [[ " $LAN743X_KSFT_FILES " == *" $e "* ]]; then
+			continue	# not one of the files asked for
+		fi
 		tap=$d/$(echo "$e" | tr '/:' '--').tap
 		if [ -f "$tap" ] && grep -q '^# exit status' "$tap"; then
 			continue	# done in an earlier boot

@@ -655,6 +655,11 @@ def main():
                     help="make ksft: every file of drivers/net and "
                     "drivers/net/hw, IPv4 and IPv6, compared with "
                     "lab/selftests/expected/STACK-ksft.txt")
+    ap.add_argument("--files", default=os.environ.get("LAN743X_KSFT_FILES",
+                                                      ""),
+                    help="with --whole: only these files (space-separated "
+                    "COLLECTION:FILE, as kselftest-list.txt names them, "
+                    "e.g. drivers/net/hw:tso.py)")
     args = ap.parse_args()
     if args.whole and args.expected == ap.get_default("expected"):
         args.expected = str(EXPECTED / (
@@ -662,6 +667,8 @@ def main():
     # the kernel's make (make install of the selftests) reads ARCH from the
     # environment: the lab's builds get theirs on their command lines
     os.environ.pop("ARCH", None)
+    if args.files and not args.whole:
+        die("--files (FILES) selects files of make ksft: it needs --whole")
     if args.modules and any(n not in ("upstream", "series")
                             for n in args.modules.split()):
         die(f"--modules: upstream and/or series, not {args.modules!r}")
@@ -793,6 +800,21 @@ def main():
     sys.exit(1 if bad or rc or not results else 0)
 
 
+def whole_subset(entries, files):
+    """The ENTRIES (the install's COLLECTION:FILE) named in FILES, in the
+    install's order; a name that is not one of them ends the run with the
+    names it could have been."""
+    unknown = [f for f in files if f not in entries]
+    if unknown:
+        near = [e for e in entries
+                if any(e.endswith(":" + u.rsplit(":", 1)[-1].split("/")[-1])
+                       for u in unknown)]
+        die(f"--files: not a file of {' '.join(WHOLE)}: {' '.join(unknown)}"
+            + (f" (did you mean {' '.join(near)}?)" if near else
+               " (COLLECTION:FILE, as kselftest-list.txt names it)"))
+    return [e for e in entries if e in files]
+
+
 def main_whole(args, cmd, env, out, names, install, expected):
     """make ksft: every file of WHOLE against each module, one boot after
     another until each file has run (a boot that crashes or times out is
@@ -800,6 +822,9 @@ def main_whole(args, cmd, env, out, names, install, expected):
     gets further than the one before); results per file and per case,
     compared with EXPECTED (those of args.expected)."""
     entries = ksft_results.whole_entries(install)
+    if args.files:
+        entries = whole_subset(entries, args.files.split())
+        env = dict(env, LAN743X_KSFT_FILES=" ".join(entries))
     env = dict(env, LAN743X_KSFT_WHOLE=" ".join(WHOLE),
                LAN743X_KSFT_TIMEOUT=os.environ.get("LAN743X_KSFT_TIMEOUT",
                                                    "300"),
@@ -838,6 +863,11 @@ def main_whole(args, cmd, env, out, names, install, expected):
     ksft_results.write_results(out / "results.txt", results)
     (out / "table.md").write_text(ksft_results.file_table(results, names, entries))
     got = {m: {t: v[0] for t, v in r.items()} for m, r in results.items()}
+    if args.files:
+        # a subset: its files' own lines and what ran
+        for m in names:
+            expected[m] = {t: v for t, v in expected.get(m, {}).items()
+                           if t in got.get(m, {}) or t in entries}
     bad = compare(got, expected, names)
     n = report(got, expected, names, bad)
     print(f"ksft: {n['pass']} passed, {n['fail']} failed, {n['skip']} "
