@@ -261,3 +261,22 @@ def test_files_needs_whole():
                          capture_output=True, text=True, check=False,
                          cwd=ROOT)
     assert run.returncode == 2 and "needs --whole" in run.stderr
+
+
+def test_rss_reasons():
+    """The rss_ctx and toeplitz results the series' RSS work leaves: a
+    drop count or a wall-clock bound of the key change is the lab's, a
+    missing coalescing or RX hash op the device's."""
+    c = ksft_results.classify
+    t = "drivers/net/hw:rss_ctx.test_hitless_key_update"
+    assert c("Check failed 200 != 0", t).startswith("lab: under TCG")
+    assert c("Check failed 0.459172 >= 0.2", t).startswith("lab: 6.12's")
+    assert c("Command failed: ethtool --json -c enp0s10",
+             "drivers/net/hw:rss_ctx.test_rss_key_indir").startswith(
+                 "device: lan743x has no interrupt coalescing")
+    assert c("Check failed receive-hashing: on not in Features for x:",
+             "drivers/net/hw:toeplitz.test.tcp_ipv4").startswith(
+                 "device: lan743x reports no RX hash")
+    # another case's count check is not the key change's
+    assert c("Check failed 200 != 0",
+             "drivers/net/hw:rss_ctx.test_rss_resize").startswith("test:")
