@@ -116,6 +116,14 @@ def test_whole_results(tmp_path):
         "fail", "the guest died during this test")
     assert res["drivers/net/hw:tso.py"][0] == "fail"
     assert "stopped" in res["drivers/net/hw:tso.py"][1]
+    # selftests.sh's own checks, a failed one with what it printed
+    (tmp_path / "series" / "state.ktap").write_text(
+        "# 2c2\n# < mtu 1500\n# ---\n# > mtu 1501\nnot ok 1 lab.state_restored\n")
+    (tmp_path / "series" / "load.ktap").write_text("ok 1 lab.load\n")
+    lab = ksft_results.lab_results(tmp_path / "series")
+    assert lab == {"lab.load": ("pass", ""), "lab.state_restored": (
+        "fail", "lab: 2c2 < mtu 1500 --- > mtu 1501")}
+    res.update(lab)
     # the expected file's format, read back by its own loader
     out = tmp_path / "results.txt"
     ksft_results.write_results(out, {"series": res})

@@ -327,14 +327,24 @@ def short_reason(reason, test=""):
 
 
 def lab_results(mdir):
-    """{lab.*: (result, "")} of a module's directory (selftests.sh's
-    load, state and dmesg checks)."""
+    """{lab.*: (result, reason)} of a module's directory (selftests.sh's
+    load, state and dmesg checks); a failure's reason is what the check
+    printed before its line (the state's diff, the kernel's warnings),
+    else where to look."""
     r = {}
     for f in sorted(mdir.glob("*.ktap")):
+        said = []
         for line in f.read_text(errors="replace").splitlines():
             m = KTAP.match(line)
             if m and m.group(2).startswith("lab."):
-                r[m.group(2)] = ("fail" if m.group(1) else "pass", "")
+                why = ""
+                if m.group(1):
+                    why = "lab: " + (" ".join(said)[:240] or
+                                     f"see {f.name} of the module's results")
+                r[m.group(2)] = ("fail" if m.group(1) else "pass", why)
+                said = []
+            elif line.startswith("#"):
+                said.append(line.lstrip("# ").strip())
     return r
 
 
