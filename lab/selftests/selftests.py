@@ -789,15 +789,21 @@ def main():
                            env["LAN743X_SSH_MODULES"].split())
     if args.tests:
         # a subset: compare only what ran (lab.* checks always run)
-        for m in names:
-            expected[m] = {t: v for t, v in expected.get(m, {}).items()
-                           if t in results.get(m, {})}
+        ran_only(expected, results, names)
     bad = compare(results, expected, names)
     n = report(results, expected, names, bad)
     print(f"selftests: {n['pass']} passed, {n['fail']} failed"
           + (f", {n['skip']} skipped" if n["skip"] else "")
           + f"; {len(bad)} not as in {Path(args.expected).name}")
     sys.exit(1 if bad or rc or not results else 0)
+
+
+def ran_only(expected, got, names, keep=()):
+    """Cut EXPECTED to a subset run: for each module of NAMES, the tests
+    that ran (in GOT) and those in KEEP."""
+    for m in names:
+        expected[m] = {t: v for t, v in expected.get(m, {}).items()
+                       if t in got.get(m, {}) or t in keep}
 
 
 def whole_subset(entries, files):
@@ -865,9 +871,7 @@ def main_whole(args, cmd, env, out, names, install, expected):
     got = {m: {t: v[0] for t, v in r.items()} for m, r in results.items()}
     if args.files:
         # a subset: its files' own lines and what ran
-        for m in names:
-            expected[m] = {t: v for t, v in expected.get(m, {}).items()
-                           if t in got.get(m, {}) or t in entries}
+        ran_only(expected, got, names, keep=entries)
     bad = compare(got, expected, names)
     n = report(got, expected, names, bad)
     print(f"ksft: {n['pass']} passed, {n['fail']} failed, {n['skip']} "
