@@ -31,7 +31,8 @@ help:
 	@echo "make test    every test: series checks, lab unit tests, qtests, VM tests"
 	@echo "make setup   install Debian and PyPI packages the lab needs"
 	@echo "make tree    build/STACK/linux = base + parent stacks + patches/STACK (STACK=net-next-2 default)"
-	@echo "make export  rewrite patches/STACK from build/STACK/linux (CHAIN=1: its parent stacks too)"
+	@echo "make export  rewrite patches/STACK from build/STACK/linux (CHAIN=1: its parent stacks too;"
+	@echo "             SIGNOFF=1: signed off by your git identity, which must not be a placeholder)"
 	@echo "make check   per-patch netdev checks of every stack (STACK=... for one)"
 	@echo "make kernel  build the x86_64 guest kernel (cached)"
 	@echo "make qemu    build QEMU with the lan7430 device model (cached)"
@@ -53,7 +54,7 @@ tree: setup
 	@$(if $(STACK),STACK=$(STACK)) bash lab/series/tree.sh
 
 export:
-	@$(if $(STACK),STACK=$(STACK)) $(if $(CHAIN),CHAIN="$(CHAIN)") bash lab/series/export.sh
+	@$(if $(STACK),STACK=$(STACK)) $(if $(CHAIN),CHAIN="$(CHAIN)") $(if $(SIGNOFF),SIGNOFF=$(SIGNOFF)) bash lab/series/export.sh
 
 check: setup
 	@$(PY) lab/series/check.py $(if $(STACK),--stack $(STACK)) $(if $(PATCHES),--patches $(PATCHES)) $(if $(CHECKS),--checks $(CHECKS))

@@ -114,9 +114,10 @@ def make_patch(srctree, outdir, name, edit, path=DRV + "/lan743x_main.c"):
                 ["git", "commit", "-qm", "base"]):
         assert run(cmd, cwd=work, env=env).returncode == 0
     f.write_text(edit(base))
+    # as the stored patches are: no Signed-off-by, the assistant's trailer
     msg = (f"net: lan743x: lab fixture {name}\n\n"
            f"Fixture for the lab's own tests: {name}.\n\n"
-           "Signed-off-by: Lab Fixture <fixture@lan743x-lab.invalid>\n")
+           "Assisted-by: LLM coccinelle sparse\n")
     assert run(["git", "commit", "-qam", msg], cwd=work, env=env).returncode == 0
     pdir = Path(outdir) / f"patches-{name}"
     p = run(["git", "format-patch", "-q", "-1", "-o", str(pdir)], cwd=work,

@@ -4,13 +4,18 @@ import subprocess
 
 from conftest import ROOT, run
 
+# an exporter whose identity is not a placeholder (lab/series/identity.sh)
+EXPORTER_EMAIL = "ex.porter@mail.lan743x-lab.dev"
+EXPORTER = f"Ex Porter <{EXPORTER_EMAIL}>"
+ASSISTED = "Assisted-by: LLM coccinelle sparse"
+
 
 def lab_env(tmp_path, **extra):
     """The default stack (net-next on 7.3, after the real patches/net),
     with its tree and patches in tmp_path and a known exporter identity."""
     gitconfig = tmp_path / "gitconfig"
-    gitconfig.write_text("[user]\n\tname = Ex Porter\n"
-                         "\temail = exporter@x.invalid\n")
+    gitconfig.write_text(f"[user]\n\tname = Ex Porter\n"
+                         f"\temail = {EXPORTER_EMAIL}\n")
     env = dict(os.environ, LAN743X_TREE=str(tmp_path / "linux"),
                LAN743X_PATCHES=str(tmp_path / "patches"),
                GIT_CONFIG_GLOBAL=str(gitconfig))
@@ -58,11 +63,14 @@ def test_round_trip_and_refusal(tmp_path):
     # the tree is the base plus the parent stack (patches/net)
     assert git(tree, "rev-parse", "HEAD") == git(tree, "rev-parse",
                                                   "stack-base")
-    # one commit by the exporting user, one by somebody else
-    commit_edit(tree, "/* one */\n", "net: lan743x: one", env=env)
-    commit_edit(tree, "/* two */\n", "net: lan743x: two",
+    # one commit by the exporting user (signed off by them in an earlier
+    # export), one by somebody else who signed it off (a backport)
+    commit_edit(tree, "/* one */\n",
+                f"net: lan743x: one\n\nSigned-off-by: {EXPORTER}", env=env)
+    commit_edit(tree, "/* two */\n", "net: lan743x: two\n\n"
+                "Signed-off-by: Some One <some.one@kernel.dev>",
                 env=dict(env, GIT_AUTHOR_NAME="Some One",
-                         GIT_AUTHOR_EMAIL="some@one.invalid"))
+                         GIT_AUTHOR_EMAIL="some.one@kernel.dev"))
     # and one by the lab's old placeholder identity (v1's patches)
     ph = "Lab Developer <dev@lan743x-lab.invalid>"
     commit_edit(tree, "/* three */\n",
@@ -81,19 +89,19 @@ def test_round_trip_and_refusal(tmp_path):
     names = sorted(x.name for x in pdir.glob("*.patch"))
     assert names[0] == "0000-cover-letter.patch" and len(names) == 4
     first = (pdir / names[1]).read_text()
-    assert "Subject: [RFC PATCH net-next v3 1/3] net: lan743x: one" in first
-    # the exporting user's identity: author and a Signed-off-by of theirs
-    assert "From: Ex Porter <exporter@x.invalid>" in first
-    assert "Signed-off-by: Ex Porter <exporter@x.invalid>" in first
-    # somebody else's commit keeps its author and gets the exporter's sign-off
+    assert "Subject: [RFC PATCH net-next v4 1/3] net: lan743x: one" in first
+    # the stored form: no Signed-off-by of the exporter or a placeholder,
+    # somebody else's kept; the assistant's trailer once on every patch
+    assert "From: Ex Porter <" + EXPORTER_EMAIL in first
+    assert "Signed-off-by:" not in first
     second = (pdir / names[2]).read_text()
-    assert "From: Some One <some@one.invalid>" in second
-    assert "Signed-off-by: Ex Porter <exporter@x.invalid>" in second
-    # the placeholder's commit becomes the exporter's, its sign-off too
+    assert "From: Some One <some.one@kernel.dev>" in second
+    assert second.count("Signed-off-by:") == 1
+    assert "Signed-off-by: Some One <some.one@kernel.dev>" in second
     third = (pdir / names[3]).read_text()
-    assert "From: Ex Porter <exporter@x.invalid>" in third
-    assert "Signed-off-by: Ex Porter <exporter@x.invalid>" in third
-    assert "dev@lan743x-lab.invalid" not in third
+    assert "Signed-off-by:" not in third
+    for text in (first, second, third):
+        assert text.count(ASSISTED) == 1, text
     assert "base-commit:" in (pdir / names[0]).read_text()
     cover = (pdir / names[0]).read_text()
     assert "*** SUBJECT HERE ***" not in cover
@@ -113,7 +121,7 @@ def test_round_trip_and_refusal(tmp_path):
     assert "To: Bryan Whitehead <bryan.whitehead@microchip.com>" in first
     assert "netdev@vger.kernel.org" in first
     head = first.split("\nSubject:")[0]
-    assert "exporter@x.invalid" not in head.split("\nTo:", 1)[1]
+    assert EXPORTER_EMAIL not in head.split("\nTo:", 1)[1]
 
     # the whole chain from one tree: "one" moves into the parent stack
     n_parent = len(list((ROOT / "patches/net-next-1").glob("0*.patch"))) - 1
@@ -128,7 +136,7 @@ def test_round_trip_and_refusal(tmp_path):
     assert p.returncode == 0, p.stderr
     moved = sorted((proot / "net-next-1").glob("*.patch"))
     assert len(moved) == n_parent + 2
-    assert "net-next v3 " in moved[-1].read_text()
+    assert "net-next v4 " in moved[-1].read_text()
     assert "net: lan743x: one" in moved[-1].read_text()
     assert len(list((proot / "net").glob("*.patch"))) == n_net + 1
     assert len(list(pdir.glob("*.patch"))) == 3
@@ -139,6 +147,49 @@ def test_round_trip_and_refusal(tmp_path):
     f.write_text(f.read_text() + "x\n")
     p = run(["bash", "lab/series/tree.sh"], env=env)
     assert p.returncode != 0 and "uncommitted" in p.stderr
+
+
+def test_signoff_is_the_exporters_once(tmp_path):
+    """make export SIGNOFF=1: exactly one Signed-off-by per patch, the
+    exporter's, who becomes the author of a placeholder's commit; refused,
+    with nothing written, for a placeholder identity."""
+    env = lab_env(tmp_path)
+    pdir = tmp_path / "patches"
+    pdir.mkdir()
+    p = run(["bash", "lab/series/tree.sh"], env=env)
+    assert p.returncode == 0, p.stderr
+    tree = tmp_path / "linux"
+    ph = "Seed 1 maintainers <maintainers@users.noreply.a-seed-1.example>"
+    commit_edit(tree, "/* one */\n", "net: lan743x: one\n\n"
+                f"Signed-off-by: {ph}\nSigned-off-by: {EXPORTER}",
+                env=dict(env, GIT_AUTHOR_NAME="Seed 1 maintainers",
+                         GIT_AUTHOR_EMAIL="maintainers@users.noreply."
+                         "a-seed-1.example"))
+    commit_edit(tree, "/* two */\n", "net: lan743x: two", env=env)
+
+    # a placeholder exporter: refused, nothing written
+    bad = tmp_path / "badconfig"
+    bad.write_text("[user]\n\tname = Lab Developer\n"
+                   "\temail = dev@lan743x-lab.invalid\n")
+    p = run(["bash", "lab/series/export.sh"],
+            env=dict(env, SIGNOFF="1", GIT_CONFIG_GLOBAL=str(bad)))
+    assert p.returncode != 0 and "placeholder identity" in p.stderr
+    assert not list(pdir.glob("*.patch"))
+    p = run(["bash", "lab/series/export.sh"], env=dict(env, SIGNOFF="yes"))
+    assert p.returncode != 0 and "SIGNOFF=yes" in p.stderr
+
+    p = run(["bash", "lab/series/export.sh"], env=dict(env, SIGNOFF="1"))
+    assert p.returncode == 0, p.stderr
+    patches = sorted(pdir.glob("0*.patch"))[1:]
+    assert len(patches) == 2
+    for f in patches:
+        text = f.read_text()
+        sobs = [ln for ln in text.splitlines()
+                if ln.startswith("Signed-off-by:")]
+        assert sobs == [f"Signed-off-by: {EXPORTER}"], (f.name, sobs)
+        assert f"From: {EXPORTER}" in text
+        assert text.count(ASSISTED) == 1
+        assert "noreply" not in text.split("\n---\n")[0]
 
 
 def test_patch_that_does_not_apply_is_named(tmp_path):

@@ -26,10 +26,23 @@ git -C "$TREE" rev-parse -q --verify stack-base >/dev/null && from=stack-base
 [ -z "${CHAIN:-}" ] || from=base
 n=$(git -C "$TREE" rev-list --count "$from..HEAD")
 [ "$n" -gt 0 ] || die "no commits on top of $from in $TREE: nothing to export"
-# the author and Signed-off-by are the exporting user's git identity
+# SIGNOFF=1: the exporting user signs every patch off and becomes the
+# author of those a placeholder wrote; their identity must be a real one.
+# Without it, the stored form: no Signed-off-by of the exporter or of a
+# placeholder (lab/series/signoff.sh).
+. "$LAB_DIR/series/identity.sh"
+signoff=${SIGNOFF:-0}
+case "$signoff" in
+0 | 1) ;;
+*) die "SIGNOFF=$signoff: 1 signs the patches off, 0 (default) does not" ;;
+esac
 me=$(git config user.name || true)
-[ -n "$me" ] && [ -n "$(git config user.email || true)" ] ||
+email=$(git config user.email || true)
+[ -n "$me" ] && [ -n "$email" ] ||
 	die "set your git identity first (git config --global user.name/user.email)"
+if [ "$signoff" = 1 ] && is_placeholder "$me <$email>"; then
+	die "SIGNOFF=1: '$me <$email>' is a placeholder identity; set your own (git config --global user.name/user.email): only you can sign the patches off"
+fi
 
 # ranges: "stack count" lines, in order, covering $from..HEAD
 ranges() {
@@ -58,11 +71,15 @@ ranges() {
 }
 plan=$(ranges) || exit 1
 
-email=$(git config user.email)
-progress "signing the $n commits off as $me <$email>"
-git -C "$TREE" -c user.name="$me" -c user.email="$email" \
+if [ "$signoff" = 1 ]; then
+	progress "signing the $n commits off as $me <$email>"
+else
+	progress "exporting the $n commits without a Signed-off-by (SIGNOFF=1 adds yours)"
+fi
+LAN743X_SIGNOFF=$signoff LAN743X_ASSISTED_BY=$ASSISTED_BY \
+	git -C "$TREE" -c user.name="$me" -c user.email="$email" \
 	rebase -q --exec "bash $LAB_DIR/series/signoff.sh" "$from" ||
-	die "rewriting the commits' identity failed (git -C $TREE rebase --abort)"
+	die "rewriting the commits' trailers failed (git -C $TREE rebase --abort)"
 
 # export_stack STACK START END COUNT: patches/STACK from START..END
 export_stack() {
