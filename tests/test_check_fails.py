@@ -3,7 +3,9 @@
 Fixture patches against the base each introduce exactly one kind of
 problem; `make check` must exit non-zero and name the patch and the check.
 """
+import os
 import re
+import shutil
 
 import pytest
 from conftest import make_patch, run
@@ -61,3 +63,31 @@ def test_clean_fixture_passes_the_same_checks(srctree, tmp_path):
     out = p.stdout + p.stderr
     assert p.returncode == 0, out
     assert "check: 4 passed, 0 failed" in out, out
+
+
+def test_spatch_timeout_fails_the_check(srctree, tmp_path):
+    """A coccinelle script that times out on the patched file fails make
+    check: spatch names the timeout and exits 0, so the check reads its
+    words (a fake spatch says them for the fixture's file and runs the
+    real one for every other)."""
+    real = shutil.which("spatch")
+    assert real, "spatch not installed: make setup"
+    fake = tmp_path / "bin" / "spatch"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/bin/bash\n"
+        'for a in "$@"; do f=$a; done\n'
+        'if grep -qs "lab fixture: spatch timeout" "$f"; then\n'
+        '  echo "timeout (we abort): $f"; exit 0\n'
+        "fi\n"
+        f'exec {real} "$@"\n')
+    fake.chmod(0o755)
+    pdir = make_patch(srctree, tmp_path, "spatchtimeout", lambda t:
+                      after_includes(t, "\n/* lab fixture: spatch timeout */\n"))
+    p = run(["make", "-s", "check", f"PATCHES={pdir}", "CHECKS=coccinelle"],
+            env=dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}"))
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out
+    assert re.search(r"^FAIL \S+/0001-net-lan743x-lab-fixture-spatchtimeout"
+                     r"\.patch coccinelle$", out, re.MULTILINE), out
+    assert "spatch failed: timeout (we abort)" in out, out

@@ -43,3 +43,31 @@ def test_kernel_doc_lines_parse_without_column():
            "Function parameter or struct member 'x' not described in 'f'")
     d = check.parse_diags(out, SRC, only=None)
     assert d[0][1] == 55 and d[0][2].startswith("warning: Function")
+
+
+def test_tool_failures_are_named():
+    """A tool that gave up is a diagnostic of its own: kernel-doc's
+    "Error:" line (it exits 0 when it cannot read a file), spatch's
+    timeout and exception lines and its non-zero exit status. A clean
+    run, and kernel-doc's warnings (a parameter named timeout included),
+    are none."""
+    f = "drivers/net/ethernet/microchip/lan743x_main.c"
+    # kernel-doc 7.3 on a file it cannot read: exit status 0
+    assert check.tool_failures(
+        "kernel-doc", f, 0, "Error: Cannot find file /nonexistent.c\n") == [
+        (f, 0, "kernel-doc failed: Error: Cannot find file /nonexistent.c")]
+    assert check.tool_failures("kernel-doc", f, 0, (
+        "Traceback (most recent call last):\n  File \"x\", line 1\n")) == [
+        (f, 0, "kernel-doc failed: Traceback (most recent call last):")]
+    assert not check.tool_failures("kernel-doc", f, 0, (
+        f"Warning: {f}:4 function parameter 'timeout' not described in "
+        "'foo'\n"))
+    # spatch's own words for a timeout (strings of the spatch binary)
+    assert check.tool_failures(
+        "spatch", f, 0, f"timeout (we abort): {f}\n") == [
+        (f, 0, f"spatch failed: timeout (we abort): {f}")]
+    assert check.tool_failures("spatch", f, 1, "parse error\n") == [
+        (f, 0, "spatch failed: exit status 1: parse error")]
+    assert not check.tool_failures("spatch", f, 0, "")
+    assert not check.tool_failures(
+        "spatch", f, 0, f"{f}:12:1-5: WARNING: opportunity for kzalloc\n")

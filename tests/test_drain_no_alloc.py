@@ -27,10 +27,15 @@ fragment page is retried for each of them).
 
 The second check: a channel whose restart fails goes back to the ring it
 was just drained from, which must get buffers again in the slots the
-drain left empty. BURST frames wait in channel 0's ring, the model fails
-channel 0's reset once (rx-swr-head), `ip link set mtu 1500` fails with
-the MTU unchanged, the BURST frames are delivered, and FLOWS frames sent
-after it (the model's RSS puts them on channel 0) are all delivered.
+drain left empty. With rings of MTU 1500 (an MTU decrease alone keeps
+the larger buffers, so the rings are replaced at 1500 first), BURST
+frames wait in channel 0's ring, the model fails channel 0's reset once
+(rx-swr-head), `ip link set mtu 9000` fails with the MTU unchanged, the
+BURST frames are delivered, and FLOWS frames sent after it (the model's
+RSS puts them on channel 0) are all delivered.
+
+Each check asserts that its change did switch rings (DMA channel resets
+in the model), so that neither passes by not exercising the switch.
 
 Neighbours are static and IPv6 is off on both ends, so the DUT receives
 only what the check sends.
@@ -127,7 +132,8 @@ def test_drain_delivers_without_allocating(vm):
     calls = big - ff_read(vm, "space")
     vm.sh(f"echo 0 > {FF}/probability")
     assert rc == 0, f"mtu 9000 without frames: {out}"
-    rc, out = set_mtu(vm, 1500)
+    # back to 1500 with rings of 1500 (a decrease alone keeps 9000's)
+    rc, out = vm.mtu_new_rings(1500)
     assert rc == 0, f"back to mtu 1500: {out}"
 
     tag = vm.mark()
@@ -141,7 +147,9 @@ def test_drain_delivers_without_allocating(vm):
     # the change's own calls pass, every later one fails
     vm.sh(f"echo {calls + 1} > {FF}/space && echo {TIMES} > {FF}/times && "
           f"echo 100 > {FF}/probability")
+    resets = vm.dut.counters()["async_started"]["dma-reset"]
     rc, out = set_mtu(vm, 9000)
+    resets = vm.dut.counters()["async_started"]["dma-reset"] - resets
     failed = TIMES - ff_read(vm, "times")
     vm.sh(f"echo 0 > {FF}/probability && echo -1 > {FF}/times && "
           f"echo 0 > {FF}/space")
@@ -159,10 +167,12 @@ def test_drain_delivers_without_allocating(vm):
             f"(fired {fired}), {before} delivered before the change; "
             f"page_pool_alloc_netmems() calls of a change without frames "
             f"{calls}; mtu 9000 with every later call failing: rc {rc} "
-            f"{out.strip()}; calls failed {failed}; delivered {delivered}, "
+            f"{out.strip()}, DMA channel resets {resets}; calls failed "
+            f"{failed}; delivered {delivered}, "
             f"rx_dropped {dropped}; kernel log problems: {bad[:4] or 'none'}")
     print(info)
     assert fired == 1 and written == BURST, info
+    assert calls > 0 and resets >= 4, "the change switched no ring: " + info
     assert before < 8, "the frames did not wait in the ring: " + info
     assert rc == 0 and not bad, info
     assert failed == 0 and delivered == written and dropped == 0, info
@@ -170,8 +180,9 @@ def test_drain_delivers_without_allocating(vm):
 
 def test_failed_restart_refills_drained_ring(vm):
     """A channel back on the ring it was drained from receives again."""
-    assert int(gsh(vm, "cat /sys/class/net/$D/mtu")[1]) == 9000, \
-        "needs the MTU of the test before"
+    # rings of 1500, so that going to 9000 needs new ones
+    rc, out = vm.mtu_new_rings(1500)
+    assert rc == 0, f"mtu 1500 with its rings: {out}"
     vm.dut.fault("rx-irq-hold", count=1, ms=120000)
     frames0 = vm.dut.counters()["rx_frames"]
     in0, drop0 = nstat(vm, "IpInReceives"), stat(vm, "rx_dropped")
@@ -179,7 +190,7 @@ def test_failed_restart_refills_drained_ring(vm):
     assert rc == 0, out
     written = wait_frames(vm, frames0 + BURST) - frames0
     vm.dut.fault("rx-swr-head", count=1)
-    rc, out = set_mtu(vm, 1500)
+    rc, out = set_mtu(vm, 9000)
     swr = vm.dut.fired("rx-swr-head")
     vm.dut.clear()
     _, mtu = gsh(vm, "cat /sys/class/net/$D/mtu")
@@ -198,11 +209,11 @@ def test_failed_restart_refills_drained_ring(vm):
         time.sleep(0.3)
     after = nstat(vm, "IpInReceives") - in0 - drained
     dropped = stat(vm, "rx_dropped") - drop0
-    info = (f"{written} frames waiting in the ring; mtu 1500 with channel "
+    info = (f"{written} frames waiting in the ring; mtu 9000 with channel "
             f"0's reset failing (fired {swr}): rc {rc} ({out.strip()}), MTU "
             f"now {mtu.strip()}; delivered {drained} of the waiting frames, "
             f"then {after} of {FLOWS} flows; rx_dropped {dropped}")
     print(info)
     assert written == BURST and swr == 1 and rc != 0, info
-    assert mtu.strip() == "9000", info
+    assert mtu.strip() == "1500", info
     assert drained == written and after == FLOWS and dropped == 0, info

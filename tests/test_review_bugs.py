@@ -37,7 +37,8 @@ The checks share the boot and run in file order:
   none is left.
 * test_failed_restart_falls_back (patch 7, review bug 2): the model's
   rx-swr-head fault makes channel 0's reset fail once during
-  `ip link set mtu 1500`; the change must fail with the MTU unchanged and
+  `ip link set mtu 9000` (from 1500 with rings of 1500: an MTU decrease
+  alone keeps the rings); the change must fail with the MTU unchanged and
   channel 0 receiving again: 64 UDP flows from the peer (the model's RSS
   puts them all on channel 0), all written by the model and delivered
   (IpInReceives).  v1 returns the error with the new MTU committed
@@ -334,7 +335,8 @@ def test_switch_drains_full_ring(vm):
     infos = []
     for i in range(tries):
         if i:
-            rc, out = gsh(vm, "ip link set $D mtu 1500")
+            # 1500 with rings of 1500: a decrease alone keeps 9000's
+            rc, out = vm.mtu_new_rings(1500)
             assert rc == 0, out
         ok, info = switch_with_full_ring(vm)
         infos.append(f"try {i + 1}: {info}")
@@ -411,10 +413,12 @@ def test_tx_switch_vs_link_up(vm):
 
 def test_failed_restart_falls_back(vm):
     """A failed channel restart keeps the old MTU and channel 0 working."""
+    # rings of 1500, so that going to 9000 needs new ones
+    rc, out = vm.mtu_new_rings(1500)
+    assert rc == 0, f"mtu 1500 with its rings: {out}"
     old = mtu(vm)
-    assert old == 9000, f"needs the MTU of the test before: {old}"
     vm.dut.fault("rx-swr-head", count=1)
-    rc, out = gsh(vm, "ip link set $D mtu 1500")
+    rc, out = gsh(vm, "ip link set $D mtu 9000")
     fired = vm.dut.fired("rx-swr-head")
     vm.dut.clear()
     new = mtu(vm)
@@ -428,7 +432,7 @@ def test_failed_restart_falls_back(vm):
     per_ch = per_channel(a, b)
     delivered = nstat(vm, "IpInReceives") - a_in
     dmesg = [ln for ln in vm.dmesg_since(vm.load_mark) if "restart" in ln]
-    info = (f"mtu 9000 -> 1500 with channel 0's reset failing (fired "
+    info = (f"mtu 1500 -> 9000 with channel 0's reset failing (fired "
             f"{fired}): rc {rc} ({out.strip()}), MTU now {new}; then {FLOWS} "
             f"UDP flows: model frames per channel {per_ch}, delivered "
             f"{delivered}; driver: {dmesg[-2:]}")

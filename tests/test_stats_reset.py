@@ -26,7 +26,8 @@ the checks in file order:
   exceeded tx-stop). FLAPS times; in at least one, frames must have
   completed with the link down.
 * test_double_restart_failure_resets: the model's rx-swr-head fault makes
-  channel 0's reset fail twice during `ip link set mtu 1500` (from 9000):
+  channel 0's reset fail twice during `ip link set mtu 9000` (from 1500,
+  with rings of 1500: an MTU decrease alone keeps the rings):
   on the new ring, then on the old one. The change must fail with the MTU
   unchanged, the carrier must be reported down (carrier_down_count), and
   the interface must come back by itself: the carrier up and 64 UDP flows
@@ -276,12 +277,14 @@ def test_tx_wake_only_after_stop(vm):
 def test_double_restart_failure_resets(vm):
     """A channel that restarts on neither ring: carrier off, then a reset
     brings the interface back with the old MTU."""
-    rc, out = gsh(vm, "ip link set $D mtu 9000")
+    # rings of 1500, so that going to 9000 needs new ones (an MTU
+    # decrease alone keeps the rings)
+    rc, out = vm.mtu_new_rings(1500)
     assert rc == 0, out
     tag = vm.mark()
     c = sysstats(vm, ("carrier_down_count", "carrier_changes"), where="")
     vm.dut.fault("rx-swr-head", count=2)
-    rc, out = gsh(vm, "ip link set $D mtu 1500")
+    rc, out = gsh(vm, "ip link set $D mtu 9000")
     fired = vm.dut.fired("rx-swr-head")
     vm.dut.clear()
     _r, mtu = gsh(vm, "cat /sys/class/net/$D/mtu")
@@ -304,7 +307,7 @@ def test_double_restart_failure_resets(vm):
     log = vm.dmesg_since(tag)
     driver = [ln for ln in log if "restart" in ln or "reset" in ln]
     bad = [ln for ln in log if BAD_DMESG.search(ln)]
-    info = (f"mtu 9000 -> 1500 with channel 0's reset failing twice (fired "
+    info = (f"mtu 1500 -> 9000 with channel 0's reset failing twice (fired "
             f"{fired}): rc {rc} ({out.strip()}), MTU now {mtu.strip()}; "
             f"carrier down count {c['carrier_down_count']} -> "
             f"{d['carrier_down_count']}, carrier {d['carrier']}; then "
@@ -314,7 +317,7 @@ def test_double_restart_failure_resets(vm):
     print(info)
     assert fired == 2, info
     assert rc != 0, "the change did not fail: " + info
-    assert mtu.strip() == "9000", info
+    assert mtu.strip() == "1500", info
     assert not bad, info
     # the carrier was reported down, and is up again
     assert d["carrier_down_count"] > c["carrier_down_count"], info

@@ -291,6 +291,19 @@ ping -c 2 -W 2 {PEER_IP} > /dev/null
         if rc:
             raise VMError("pinning neighbours failed: " + out)
 
+    def mtu_new_rings(self, mtu):
+        """The DUT at MTU with RX rings allocated for it: a decrease alone
+        keeps the rings and their larger buffers (the series reprograms
+        only the MAC when the frames fit), so the RX ring size is changed
+        and set back, each a live change that replaces the rings at the
+        current MTU. Returns (rc, output)."""
+        return self.sh(f'''
+. /tmp/l7.env
+ip link set $D mtu {mtu} || exit 1
+n=$(ethtool -g $D | awk '/^Current/ {{c=1}} c && /^RX:/ {{print $2}}')
+ethtool -G $D rx $((n - 1)) && ethtool -G $D rx $n
+''', timeout=240)
+
     def setup_net(self):
         """DUT 10.9.9.1 in the root ns, the virtio-net peer 10.9.9.2 in
         netns 'peer'; writes D=/P= to /tmp/l7.env; iperf3 server on the

@@ -66,6 +66,15 @@ sys.path.append(str(LAB / "guest"))
 from bench_guest import ConsoleRpc, EchoFile
 from report import cell_faults
 
+sys.path.append(str(LAB / "series"))
+from patchids import patch_ids
+
+
+def series_patch_ids():
+    """The patch-ids of the stacks the series' module is built from."""
+    return patch_ids(os.environ.get("STACK") if os.environ.get("STACK") ==
+                     "net-next-3" else "net-next-2")
+
 ARCHES = ("x86_64", "armv7")
 #: the first run's cells (both arches) and the whole matrix per arch
 SUBSET_CELLS = "tcp-rx-1500,tcp-rx-9000"
@@ -583,6 +592,9 @@ def main():
                 + (("net-next-3",) if os.environ.get("STACK") ==
                    "net-next-3" else ())
                 for p in (ROOT / "patches" / s).glob("0*.patch")),
+            # their code identity (git patch-id): tables.py labels a
+            # quoted run whose patches are no longer the series'
+            "series_patch_ids": series_patch_ids(),
             "emulated": True,
             # the device's properties asked for (--model; the records
             # hold them as read back)

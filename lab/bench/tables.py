@@ -34,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 MEASUREMENTS = ROOT / "measurements"
 README = ROOT / "README.md"
+sys.path.insert(0, str(ROOT / "lab" / "series"))
+from patchids import patch_ids
 
 # The runs the README's tables come from (measurements/<run>/summary.json).
 X86 = "bench-v3-20261128"           # make bench, swiotlb off and force, v3
@@ -191,8 +193,23 @@ def lookup(run, tag, cell, module, metric):
         return from_records(run, tag, cell, module, metric)
 
 
+def run_is_current(run, current=None):
+    """Whether RUN measured the series' current code: the patch-ids its
+    meta.json recorded (series_patch_ids) are those of patches/ now. A run
+    that recorded none (before the bench recorded them) is not."""
+    meta = MEASUREMENTS / run / "meta.json"
+    ids = json.loads(meta.read_text()).get("series_patch_ids") \
+        if meta.exists() else None
+    return bool(ids) and ids == (current if current is not None
+                                 else patch_ids())
+
+
 def results_block():
-    """The results table: upstream -> series per row, with its run."""
+    """The results table: upstream -> series per row, with its run; a
+    run whose patches are not the series' current ones says so."""
+    current = patch_ids()
+    stale = sorted({r[2] for r in RESULT_ROWS
+                    if not run_is_current(r[2], current)})
     out = [
         ("| TCP receive | guest | MTU 1500: upstream → series "
          "| MTU 9000: upstream → series | run |"),
@@ -211,12 +228,17 @@ def results_block():
                 sys.exit(f"tables: {run} has no {tag}/{c}/{metric}")
             cols.append(f"{stat(up)} → {stat(se)}")
         where = f"`{run}`" + (f" {tag}" if tag != ARM_TAG else "")
+        if run in stale:
+            where += " (earlier patches)"
         out.append(f"| {label} | {guest} | {cols[0]} | {cols[1]} | {where} |")
     out += [
         "",
         ("Median [min, max] of 5 runs (one value where all five agreed); "
          "upstream = the base's unmodified module, series = net + "
-         "net-next-1 + net-next-2 (v3); "
+         "net-next-1 + net-next-2 as in patches/, except in the rows of "
+         "a run marked (earlier patches), which measured an earlier "
+         "version of them (its meta.json lists the patches): "
+         f"{', '.join(f'`{r}`' for r in stale) or 'none'}; "
          "the model's defaults (a link partner that ignores pause, stops "
          "driven by traffic, write-back and interrupt timer as the driver "
          "programs them); the sync rows (swiotlb=force) count what the "

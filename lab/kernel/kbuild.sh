@@ -303,6 +303,15 @@ module() {
 		apply_series "$src" 999999 v1_series
 		rev=$(git -C "$src" rev-parse HEAD)
 		;;
+	v3)
+		# the v3 stacks up to net-next-2: patches/ at commit V3_REV
+		[ "$STACK" = net-next-2 ] ||
+			die "module v3: built for STACK=net-next-2 only (STACK=$STACK)"
+		git -C "$src" am --abort >/dev/null 2>&1 || true
+		git -C "$src" checkout -q -f base
+		apply_series "$src" 999999 v3_series
+		rev=$(git -C "$src" rev-parse HEAD)
+		;;
 	series | series:*)
 		# base + patches/ (series:K: base + the first K patches)
 		git -C "$src" am --abort >/dev/null 2>&1 || true
@@ -349,6 +358,27 @@ v1_series() {
 		touch "$d/.lab-done"
 	fi
 	for s in net net-next; do
+		for p in "$d/patches/$s"/*.patch; do
+			case "$(basename "$p")" in 0000-*) continue ;; esac
+			echo "$p"
+		done
+	done
+}
+
+# v3_series: the patch files of net, net-next-1 and net-next-2 at V3_REV
+# (lab.conf), exported once into the cache
+v3_series() {
+	local d=$CACHE/v3-patches/$V3_REV s p
+	if [ ! -e "$d/.lab-done" ]; then
+		git -C "$ROOT_DIR" cat-file -e "$V3_REV^{commit}" 2>/dev/null ||
+			die "V3_REV $V3_REV (lab.conf) is not a commit of $ROOT_DIR (a shallow clone?)"
+		rm -rf "$d"
+		mkdir -p "$d"
+		git -C "$ROOT_DIR" archive "$V3_REV" patches/net patches/net-next-1 \
+			patches/net-next-2 | tar -x -C "$d"
+		touch "$d/.lab-done"
+	fi
+	for s in net net-next-1 net-next-2; do
 		for p in "$d/patches/$s"/*.patch; do
 			case "$(basename "$p")" in 0000-*) continue ;; esac
 			echo "$p"

@@ -137,6 +137,33 @@ def parse_diags(text, src, obj=None, only=DRV + "/lan743x"):
     return diags
 
 
+#: seconds spatch may spend on one script and file before it gives up; a
+#: timeout is a failure of the check (tool_failures), not a clean result
+SPATCH_TIMEOUT = int(os.environ.get("LAN743X_SPATCH_TIMEOUT", "120"))
+#: lines by which a tool says it gave up rather than reported
+TOOL_FAIL_RE = {
+    # kernel-doc exits 0 when it cannot read a file; a crash is Python's
+    "kernel-doc": re.compile(r"^(Error: .*|Traceback \(most recent .*)$"),
+    # spatch's words for a timeout and an exception (strings of spatch)
+    "spatch": re.compile(r"^(.*timeout \(we abort\).*|Timeout at .*|"
+                         r".*Common\.Timeout.*|EXN.*|Fatal error.*)$"),
+}
+
+
+def tool_failures(tool, f, rc, out):
+    """[(file, 0, message)] when TOOL failed on F instead of reporting:
+    a line that says it gave up, or a non-zero exit status (spatch;
+    kernel-doc's is 0 even when it cannot read the file). A check compares
+    them as diagnostics: one the patch brings is a failure, one the base
+    already has is not."""
+    why = [ln.strip() for ln in out.splitlines()
+           if TOOL_FAIL_RE[tool].match(ln.strip())]
+    if tool == "spatch" and rc and not why:
+        why = [f"exit status {rc}: " +
+               (out.strip().splitlines() or ["no output"])[-1]]
+    return [(f, 0, f"{tool} failed: {w}") for w in why]
+
+
 def new_diags(before, after):
     """Diagnostics in 'after' beyond those in 'before' (line-insensitive)."""
     left = collections.Counter((f, msg) for f, _, msg in before)
@@ -257,9 +284,10 @@ class Checker:
         for f in files:
             if not (self.src / f).exists() or not re.search(r"\.[ch]$", f):
                 continue
-            _, out = run([str(self.src / "scripts/kernel-doc"), "-none",
-                          f], cwd=self.src)
+            rc, out = run([str(self.src / "scripts/kernel-doc"), "-none",
+                           f], cwd=self.src)
             diags += parse_diags(out, self.src, only=None)
+            diags += tool_failures("kernel-doc", f, rc, out)
         return {"ok": True, "diags": diags}
 
     def cocci_scripts(self):
@@ -285,19 +313,23 @@ class Checker:
             def spatch(script, f=f):
                 return run(["spatch", "-D", "report", "--very-quiet",
                             "--no-show-diff", "--no-includes",
-                            "--include-headers", "--timeout", "60",
-                            "--cocci-file", str(script), f],
-                           cwd=self.src)[1]
+                            "--include-headers", "--timeout",
+                            str(SPATCH_TIMEOUT), "--cocci-file",
+                            str(script), f], cwd=self.src)
             # spatch is single-threaded: one script per core at a time,
             # the reports kept in the scripts' order
             with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
                 outs = list(pool.map(spatch, scripts))
-            fd = []
-            for s, out in zip(scripts, outs):
+            fd, failed = [], []
+            for s, (rc, out) in zip(scripts, outs):
                 for d in parse_diags(out, self.src, only=None):
                     fd.append((d[0], d[1], f"{s.name}: {d[2]}"))
-            key.write_text(json.dumps(fd))
-            diags += fd
+                failed += [(d[0], d[1], f"{s.name}: {d[2]}")
+                           for d in tool_failures("spatch", f, rc, out)]
+            # a failed or timed-out script is not cached: it runs again
+            if not failed:
+                key.write_text(json.dumps(fd))
+            diags += fd + failed
         return {"ok": True, "diags": diags}
 
     def state_pylint(self, files):

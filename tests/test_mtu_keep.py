@@ -1,0 +1,170 @@
+"""An MTU change whose frames fit the current RX buffers keeps the rings.
+
+The series' lan743x module (net-next-2 stack) in one VM boot, the MTU
+changed live under a paced UDP stream from the peer (64-byte datagrams,
+about 1000 a second, the one traffic the DUT receives: neighbours are
+static and IPv6 is off on both ends):
+
+* 1500 -> 9000 replaces the RX rings (the buffers must grow): the control,
+  which shows that the two witnesses below see a replacement. Each RX DMA
+  channel the driver switches is reset (the model's async "dma-reset"
+  count), and each new ring comes with a new page_pool (netdev netlink
+  page-pool-get ids of the interface).
+* 9000 -> 8000, 8000 -> 9000 and 9000 -> 1500 fit the buffers allocated
+  for 9000: no DMA channel is reset, the page_pool ids stay the same, and
+  every frame the model wrote to the rings meanwhile is delivered
+  (IpInReceives), none found no descriptor, none overflowed the FIFO.
+  Frames the MAC drops while its receiver is briefly disabled to take
+  the new maximum frame size (as the upstream driver does at every MTU
+  change) are printed, not judged.
+* ethtool -G rx replaces the rings again at the current MTU.
+
+The v3 series compared the buffer length exactly, so every one of these
+changes replaced the rings: LAN743X_MTU_KEEP_REV=v3 runs the same checks
+on the v3 module (lab.conf V3_REV), where the kept-ring checks fail.
+"""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, guest_module, lab_built, lab_vm, stack_env, vm_inputs
+
+sys.path.insert(0, str(ROOT / "emulator/tests"))
+from vmrpc import DUT_IP
+
+STACK = "net-next-2"
+REV = os.environ.get("LAN743X_MTU_KEEP_REV", "series")
+RATE_N = 1500           # datagrams of the stream around one change
+BAD_DMESG = re.compile(r"WARNING|BUG|DMA-API|Call Trace|refcount_t|"
+                       r"general protection|use-after-free", re.IGNORECASE)
+# the peer's paced stream: RATE_N datagrams about 1 ms apart
+STREAM = ("import socket, time; s = socket.socket(2, 2)\n"
+          f"for _ in range({RATE_N}):\n"
+          f"    s.sendto(b'x' * 64, ('{DUT_IP}', 9999)); time.sleep(0.001)\n")
+POOLS = r'''
+import json, sys
+sys.path.insert(0, sys.argv[1] + "/pyynl")
+from lib import YnlFamily
+ynl = YnlFamily(sys.argv[1] + "/netdev.yaml", "")
+print(json.dumps(sorted(p["id"] for p in ynl.dump("page-pool-get", {})
+                        if p.get("ifindex") == int(sys.argv[2]))))
+'''
+DROPS = ("rx_drop_no_desc", "rx_drop_fifo_reset")
+
+
+@pytest.fixture(scope="module", name="vm")
+def fixture_vm():
+    """A booted VM with the module of REV, the network up, the neighbours
+    pinned and the kernel's ynl library at hand."""
+    qemu, obj = vm_inputs(STACK)
+    env = stack_env(STACK)
+    ko = guest_module(STACK, REV)
+    src = lab_built(f"the {STACK} source tree",
+                    ["bash", "lab/kernel/kbuild.sh", "srcrepo"], env=env)
+    with lab_vm(qemu=qemu, kernel=f"{obj}/arch/x86/boot/bzImage",
+                mods=f"{obj}/mods", ko=ko) as v:
+        d = Path(v.rw) / "ynl"
+        d.mkdir()
+        p = subprocess.run(
+            f"git -C '{src}' archive base tools/net/ynl/pyynl "
+            f"Documentation/netlink/specs/netdev.yaml | tar -x -C '{d}'",
+            shell=True, capture_output=True, text=True, check=False)
+        assert p.returncode == 0, f"ynl from {src}: {p.stderr}"
+        (d / "tools/net/ynl/pyynl").rename(d / "pyynl")
+        (d / "Documentation/netlink/specs/netdev.yaml").rename(
+            d / "netdev.yaml")
+        (d / "pools.py").write_text(POOLS, encoding="utf-8")
+        (d / "stream.py").write_text(STREAM, encoding="utf-8")
+        v.ynl_dir = str(d)
+        v.load_mark = v.mark()
+        v.setup_net()
+        v.pin_neighbours()
+        _rc, out = gsh(v, "cat /sys/class/net/$D/ifindex")
+        v.ifindex = int(out.strip())
+        yield v
+
+
+def gsh(vm, cmd, timeout=240):
+    """vm.sh() of CMD with the interface names (D, P) set."""
+    return vm.sh(". /tmp/l7.env\n" + cmd, timeout=timeout)
+
+
+def pools(vm):
+    """The ids of the DUT's page_pools (netdev netlink)."""
+    rc, out = vm.sh(f"python3 {vm.ynl_dir}/pools.py {vm.ynl_dir} "
+                    f"{vm.ifindex}", timeout=180)
+    assert rc == 0, f"page-pool-get: {out}"
+    return out.strip().splitlines()[-1]
+
+
+def nstat(vm, name):
+    """The guest's SNMP counter NAME (nstat)."""
+    _rc, out = vm.sh(f"nstat -saz {name} | awk '$1 == \"{name}\" {{print $2}}'")
+    return int(out.strip() or 0)
+
+
+def change(vm, cmd):
+    """CMD (a live change) under the peer's paced stream: what the model
+    and the guest saw, as a dict."""
+    p0, c0, in0 = pools(vm), vm.dut.counters(), nstat(vm, "IpInReceives")
+    tag = vm.mark()
+    rc, out = gsh(vm, f"ip netns exec peer python3 {vm.ynl_dir}/stream.py & "
+                  f"pid=$!; sleep 0.3; {cmd}; echo \"change rc $?\"; "
+                  "wait $pid")
+    c1 = vm.dut.counters()
+    # every frame the model wrote is delivered, or never will be
+    for _ in range(200):
+        if nstat(vm, "IpInReceives") - in0 >= c1["rx_frames"] - c0["rx_frames"]:
+            break
+        vm.sh("sleep 0.3")
+    r = {
+        "cmd": cmd,
+        "rc": int(re.search(r"change rc (\d+)", out).group(1))
+        if "change rc" in out else rc,
+        "out": out.strip()[-300:],
+        "dma_resets": c1["async_started"]["dma-reset"] -
+        c0["async_started"]["dma-reset"],
+        "pools_kept": pools(vm) == p0,
+        "written": c1["rx_frames"] - c0["rx_frames"],
+        "delivered": nstat(vm, "IpInReceives") - in0,
+        "fifo_overflow": sum(c1["rx_fifo_overflow"]) -
+        sum(c0["rx_fifo_overflow"]),
+        "drop_disabled": c1["rx_drop_disabled"] - c0["rx_drop_disabled"],
+        "bad_dmesg": [ln for ln in vm.dmesg_since(tag)
+                      if BAD_DMESG.search(ln)][:4],
+    }
+    for k in DROPS:
+        r[k] = c1[k] - c0[k]
+    print(f"[{REV}] {r}")
+    return r
+
+
+def test_increase_beyond_the_buffers_replaces_them(vm):
+    """The control: 1500 -> 9000 resets the RX DMA channels and brings
+    new page_pools, so the witnesses of the checks below see a switch."""
+    r = change(vm, "ip link set $D mtu 9000")
+    assert r["rc"] == 0 and not r["bad_dmesg"], r
+    assert r["dma_resets"] >= 4 and not r["pools_kept"], r
+
+
+@pytest.mark.parametrize("mtu", [8000, 9000, 1500])
+def test_change_within_the_buffers_keeps_the_rings(vm, mtu):
+    """9000 -> 8000 -> 9000 -> 1500: no channel reset, the same pools,
+    every frame written delivered, none without a descriptor."""
+    r = change(vm, f"ip link set $D mtu {mtu}")
+    _rc, now = gsh(vm, "cat /sys/class/net/$D/mtu")
+    assert r["rc"] == 0 and int(now) == mtu and not r["bad_dmesg"], r
+    assert r["written"] > 0, r
+    assert r["dma_resets"] == 0 and r["pools_kept"], r
+    assert r["delivered"] == r["written"], r
+    assert r["fifo_overflow"] == 0 and all(r[k] == 0 for k in DROPS), r
+
+
+def test_ring_size_change_replaces_the_rings(vm):
+    """ethtool -G rx replaces the rings at the current MTU."""
+    r = change(vm, "ethtool -G $D rx 256")
+    assert r["rc"] == 0 and not r["bad_dmesg"], r
+    assert r["dma_resets"] >= 4 and not r["pools_kept"], r
