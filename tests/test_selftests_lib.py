@@ -195,17 +195,23 @@ def test_expected_alternatives(tmp_path):
 
 def test_guest_crash_is_run_again_once(tmp_path, capsys):
     """run_guest(), shared by both arches of lab/selftests/selftests.py: a
-    crash of the emulated machine (exit 86) boots again once, with that
-    boot's environment and log; a second crash is the run's result."""
+    crash on the int3 of text patching under TCG (exit 86, its oops line)
+    boots again once, with that boot's environment and log; a second
+    crash is the run's result; any other crash is the result at once."""
     count = tmp_path / "boots"
     count.write_text("")
     script = tmp_path / "guest.sh"
-    # exits 86 on the boots listed in $CRASH, prints a KTAP line each time
+    # exits 86 on the boots listed in $CRASH with $OOPS as vm.sh's crash
+    # line, prints a KTAP line each time
     script.write_text(
         f'echo x >> "{count}"; n=$(wc -l < "{count}")\n'
         'echo "ok $n boot_$n"; echo "noise $LOGVAR"\n'
-        'case " $CRASH " in *" $n "*) exit 86;; esac; exit 3\n')
-    env = {"PATH": "/usr/bin:/bin", "CRASH": "1"}
+        'case " $CRASH " in *" $n "*) echo "vm.sh: | $OOPS"; exit 86;; esac\n'
+        'exit 3\n')
+    int3 = "[    3.1] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"
+    gpf = "[    3.1] Oops: general protection fault: 0000 [#1] SMP"
+    oops = {"OOPS": int3}
+    env = {"PATH": "/usr/bin:/bin", "CRASH": "1", **oops}
     mkdir = tmp_path / "m"
     mkdir.mkdir()
     (mkdir / "stale").write_text("")
@@ -216,7 +222,8 @@ def test_guest_crash_is_run_again_once(tmp_path, capsys):
     err = capsys.readouterr().err
     assert (rc, boot) == (3, 2), err
     assert not mkdir.exists(), "results of the crashed boot kept"
-    assert (tmp_path / "log-1.txt").read_text() == "ok 1 boot_1\nnoise boot1\n"
+    assert (tmp_path / "log-1.txt").read_text() == \
+        f"ok 1 boot_1\nnoise boot1\nvm.sh: | {int3}\n"
     assert (tmp_path / "log-2.txt").read_text() == "ok 2 boot_2\nnoise boot2\n"
     assert "repeating the run once" in err and "ok 2 boot_2" in err, err
 
@@ -227,6 +234,18 @@ def test_guest_crash_is_run_again_once(tmp_path, capsys):
         lambda b: f"log-{b}.txt", ("noise",))
     assert (rc, boot) == (86, 2)
     assert count.read_text().count("x") == 2, "booted more than twice"
+
+    # a general protection fault: the result, no second boot
+    count.write_text("")
+    env.update(CRASH="1", OOPS=gpf)
+    capsys.readouterr()
+    rc, boot = selftests.run_guest(
+        ["bash", str(script)], env, tmp_path, ["m"], "the test guest",
+        lambda b: f"log-{b}.txt", ("noise",))
+    err = capsys.readouterr().err
+    assert (rc, boot) == (86, 1), err
+    assert count.read_text().count("x") == 1, "booted again after an oops"
+    assert "general protection fault" in err and "not retried" in err, err
 
 
 def test_report_counts_and_reasons(capsys):

@@ -19,7 +19,9 @@ from vmrpc import VM, VMError
 #: the fake boot: its Nth run (counted in the shared directory) does what
 #: the Nth word of $FAKE_BOOTS says: "silent" prints one line and hangs
 #: (a child process too), "chatty" prints forever without reaching the
-#: guest's command, "crash" exits 86, "fail" exits 2, "up" runs the
+#: guest's command, "int3" prints the oops of a vCPU that ran an int3 of
+#: text patching under TCG (vm.sh's crash lines) and exits 86, "crash"
+#: prints a general protection fault and exits 86, "fail" exits 2, "up" runs the
 #: guest side of vmrpc (emulator/tests/guest-rpc.sh) on the host
 FAKE = r"""
 rw=$1
@@ -30,7 +32,12 @@ echo "fake boot $n: $what"
 case $what in
 silent) sleep 1000 & echo $! > "$rw/child.$n"; wait ;;
 chatty) while :; do echo "[ $n ] still enumerating"; sleep 0.1; done ;;
-crash) exit 86 ;;
+int3) echo "vm.sh: | [    4.2] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"
+      echo "vm.sh: | [    4.3] Kernel panic - not syncing: Fatal exception"
+      exit 86 ;;
+crash) echo "vm.sh: | [    4.2] Oops: general protection fault: 0000 [#1] SMP"
+       echo "vm.sh: | [    4.3] Kernel panic - not syncing: Fatal exception"
+       exit 86 ;;
 fail) exit 2 ;;
 up) exec bash "$GUEST_RPC" "$rw" ;;
 esac
@@ -88,16 +95,29 @@ def test_hung_boots_are_retried_and_killed(tmp_path, monkeypatch, capsys):
     assert not [p for p in children if alive(p)]
 
 
-def test_chatty_hang_and_crash_are_retried(tmp_path, monkeypatch):
-    """A boot that prints but never reaches the guest's command, and a
-    crashed one (vm.sh exit 86), are retried too."""
-    vm = boot(tmp_path, monkeypatch, "chatty crash up", boot_timeout=2)
+def test_chatty_hang_and_int3_crash_are_retried(tmp_path, monkeypatch):
+    """A boot that prints but never reaches the guest's command, and one
+    that crashed on the int3 of text patching under TCG, are retried."""
+    vm = boot(tmp_path, monkeypatch, "chatty int3 up", boot_timeout=2)
     try:
         assert vm.boot_retries == [
             "no guest command after 2 s",
-            "the guest crashed before its first command (vm.sh exit 86)"]
+            ("the guest crashed before its first command on the int3 of "
+             "text patching under TCG (vm.sh exit 86)")]
     finally:
         vm.close()
+
+
+def test_any_other_crash_is_a_result(tmp_path, monkeypatch):
+    """Any other oops fails at once with its first line, though an int3
+    crash came before it in an earlier boot: it is never retried."""
+    with pytest.raises(VMError) as e:
+        boot(tmp_path, monkeypatch, "int3 crash up")
+    msg = str(e.value)
+    assert msg.startswith("the guest kernel crashed before its first "
+                          "command: vm.sh: | [    4.2] Oops: general "
+                          "protection fault"), msg
+    assert "not retried" in msg
 
 
 def test_three_failed_boots_fail_with_the_console_tail(tmp_path, monkeypatch):

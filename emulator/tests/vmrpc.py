@@ -24,6 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "lab" / "vm"))
+from crash import first_problem, retryable
 from qmp import Dut
 
 DUT_IP = "10.9.9.1"
@@ -166,6 +167,8 @@ class VM:
         up = os.path.join(self.rw, "guest.up")
         if os.path.exists(up):
             os.unlink(up)
+        self._logf.flush()
+        start = os.path.getsize(self.log_path)
         self.proc = subprocess.Popen(
             cmd, cwd=ROOT, env=env, stdout=self._logf,
             stderr=subprocess.STDOUT)
@@ -175,9 +178,20 @@ class VM:
             now = time.time()
             rc = self.proc.poll()
             if rc is not None:
+                # this boot's log: vm.sh prints a crash's console lines
+                with open(self.log_path, encoding="utf-8",
+                          errors="replace") as f:
+                    f.seek(start)
+                    text = f.read()
+                if rc == CRASHED and retryable(text):
+                    return "the guest crashed before its first command on " \
+                        "the int3 of text patching under TCG (vm.sh exit " \
+                        f"{rc})"
                 if rc == CRASHED:
-                    return f"the guest crashed before its first command " \
-                        f"(vm.sh exit {rc})"
+                    raise VMError("the guest kernel crashed before its first "
+                                  f"command: {first_problem(text)} (a "
+                                  "result, not retried):\n"
+                                  + self.log_tail())
                 raise VMError(f"VM did not come up (exit {rc}):\n"
                               + self.log_tail())
             if self._output_size() != size:

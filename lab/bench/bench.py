@@ -69,6 +69,9 @@ from report import cell_faults
 sys.path.append(str(LAB / "series"))
 from patchids import patch_ids
 
+sys.path.append(str(LAB / "vm"))
+from crash import first_problem, retryable
+
 
 def series_patch_ids():
     """The patch-ids of the stacks the series' module is built from."""
@@ -461,20 +464,30 @@ def run_x86_64(args, out, obj, mods, qemu, zero):
                    DUT_OPTS=dut_opts(args.model),
                    # ynl of the base (page_pool pages over netlink)
                    LAN743X_YNL=ynl)
-        # a crash of the emulated machine (vm.sh's 86: a guest kernel panic,
-        # e.g. the int3 of text patching under multi-threaded TCG) re-boots
-        # the VM; the guest keeps the records already written and resumes
-        # at the repetition it lost
+        # a crash of the emulated machine that is the int3 of text
+        # patching under multi-threaded TCG (lab/vm/crash.py) re-boots the
+        # VM; the guest keeps the records already written and resumes at
+        # the repetition it lost. Any other crash is a result: it ends the
+        # bench.
         for boot in range(1, MAX_BOOTS + 1):
             progress(f"booting the VM (swiotlb={sw}); {args.reps} reps"
                      + (f"; boot {boot} after a guest crash" if boot > 1
                         else ""))
-            rc = subprocess.run(["bash", str(LAB / "vm" / "vm.sh"), "--"]
-                                + guest, env=env, check=False).returncode
+            p = subprocess.run(["bash", str(LAB / "vm" / "vm.sh"), "--"]
+                               + guest, env=env, check=False,
+                               stderr=subprocess.PIPE, text=True,
+                               errors="replace")
+            sys.stderr.write(p.stderr)
+            rc = p.returncode
             if rc != 86:
                 break
-            progress(f"the guest crashed (swiotlb={sw}): its console lines "
-                     "are above; resuming")
+            if not retryable(p.stderr):
+                sys.exit(f"error: the guest kernel crashed (swiotlb={sw}): "
+                         f"{first_problem(p.stderr)}; a result, not "
+                         "retried (console lines above)")
+            progress(f"the guest crashed (swiotlb={sw}) on the int3 of "
+                     "text patching under TCG (console lines above): "
+                     "resuming")
         server.stop = True
         if rc:
             sys.exit(f"error: the guest bench failed (swiotlb={sw}, rc {rc}"
@@ -539,8 +552,15 @@ def run_armv7(args, out, obj, mods, qemu, rootfs, meta, zero):
                  f"{int(time.time() - t0)} s")
         if rc != 86:
             break
-        progress("the guest crashed (vm.sh exit 86, a lab event; console "
-                 f"in {out}/console-{boot}.log)"
+        console = out / f"console-{boot}.log"
+        text = console.read_text(errors="replace") if console.exists() \
+            else ""
+        if not retryable(text):
+            (out / "meta.json").write_text(json.dumps(meta, indent=1))
+            sys.exit(f"error: the guest kernel crashed: {first_problem(text)}"
+                     f"; a result, not retried (console in {console})")
+        progress("the guest crashed on the int3 of text patching under "
+                 f"TCG (console in {console})"
                  + (": resuming at the lost repetition" if boot <
                     MAX_BOOTS else ": crashed on every boot, giving up"))
     (out / "meta.json").write_text(json.dumps(meta, indent=1))

@@ -65,6 +65,9 @@ from pathlib import Path
 import ksft_results
 from ksft_results import KTAP, RESULTS, WHOLE, ktap_result
 
+sys.path.append(str(Path(__file__).resolve().parents[1] / "vm"))
+from crash import first_problem, retryable
+
 LAB = Path(__file__).resolve().parents[1]
 ROOT = LAB.parent
 # expected results per stack (each on its own base and library)
@@ -446,11 +449,12 @@ def run_guest(cmd, env, out, names, what, log_name, echo, boot_env=None,
     selftests.sh), its output into out/log_name(boot) and its KTAP lines
     and the lines starting with one of echo to stderr as they come.
 
-    A crash of the emulated machine (exit 86: a guest kernel panic) is not
-    a test result: the run is repeated once, and says so; a second crash
-    fails. The results of names are cleared before each boot unless keep
-    (make ksft resumes where a crashed boot stopped, one boot at a time:
-    boots=(n,)); boot_env(boot) gives variables to add to env for that
+    A crash of the guest kernel (exit 86) is a result and fails the run,
+    except the int3 of text patching under multi-threaded TCG
+    (lab/vm/crash.py), a fault of the emulation: that run is repeated
+    once, and says so; a second crash fails. The results of names are
+    cleared before each boot unless keep (make ksft resumes where a
+    crashed boot stopped, one boot at a time: boots=(n,)); boot_env(boot) gives variables to add to env for that
     boot. Returns (exit status, boot)."""
     for boot in boots:
         benv = dict(env, **boot_env(boot)) if boot_env else env
@@ -469,8 +473,15 @@ def run_guest(cmd, env, out, names, what, log_name, echo, boot_env=None,
             rc = p.wait()
         if rc != 86:
             break
-        print(f"{Path(sys.argv[0]).name}: the guest kernel crashed (console "
-              "lines above); repeating the run once", file=sys.stderr)
+        text = (out / log_name(boot)).read_text(errors="replace")
+        if not retryable(text):
+            print(f"{Path(sys.argv[0]).name}: the guest kernel crashed: "
+                  f"{first_problem(text)} (console lines above); a result, "
+                  "not retried", file=sys.stderr)
+            break
+        print(f"{Path(sys.argv[0]).name}: the guest kernel crashed on the "
+              "int3 of text patching under TCG (console lines above); "
+              "repeating the run once", file=sys.stderr)
     return rc, boot
 
 

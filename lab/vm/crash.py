@@ -1,0 +1,35 @@
+"""What a crashed guest's console says: the one crash the lab may retry.
+
+A guest oops, BUG, WARNING, KASAN report, DMA-API error or panic is a
+result: the test, selftest run or bench cell that was running fails with
+it. The one exception is a fault of the emulation, not of the kernel:
+under multi-threaded TCG a vCPU can run an int3 the kernel has just
+removed while it patches its own text (static keys, static calls), which
+the kernel reports as its first oops, "Oops: int3: 0000 [#1]" ("int3:
+0000 [#1]" before 6.9). Only that signature, as the first oops of the
+boot, is retried, and every retry is reported.
+"""
+import re
+
+#: the first oops of a boot being an int3 trap (text patching under MTTCG)
+INT3_RE = re.compile(r"(?:^|\]\s|\|\s)(?:Oops: )?int3: 0000 \[#1\]")
+#: every line by which the kernels (x86 and ARM) report a problem
+OOPS_RE = re.compile(r"Oops: |Internal error: |\bint3: 0000 \[#1\]|BUG: |"
+                     r"WARNING: |Kernel panic|general protection fault|"
+                     r"KASAN|DMA-API: ")
+
+
+def first_problem(console):
+    """The first line of CONSOLE that reports a kernel problem, or None."""
+    for line in console.splitlines():
+        if OOPS_RE.search(line):
+            return line.strip()
+    return None
+
+
+def retryable(console):
+    """Whether CONSOLE's crash is the TCG text-patching int3 signature:
+    its first reported problem is that int3 oops, and nothing came
+    before it."""
+    first = first_problem(console)
+    return bool(first and INT3_RE.search(first))
