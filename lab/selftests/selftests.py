@@ -454,8 +454,9 @@ def run_guest(cmd, env, out, names, what, log_name, echo, boot_env=None,
     (lab/vm/crash.py), a fault of the emulation: that run is repeated
     once, and says so; a second crash fails. The results of names are
     cleared before each boot unless keep (make ksft resumes where a
-    crashed boot stopped, one boot at a time: boots=(n,)); boot_env(boot) gives variables to add to env for that
-    boot. Returns (exit status, boot)."""
+    crashed boot stopped, one boot at a time: boots=(n,)); boot_env(boot)
+    gives variables to add to env for that boot. Returns (exit status,
+    boot)."""
     for boot in boots:
         benv = dict(env, **boot_env(boot)) if boot_env else env
         progress(f"booting {what}: {', '.join(names)}"
