@@ -166,7 +166,14 @@ def table(res, names):
     if res.get("model_settings"):
         lines += ["Model settings (--model): " + ", ".join(
             f"{k}={v}" for k, v in res["model_settings"].items()), ""]
-    lines += ["| per MTU change | " + " | ".join(names) + " |",
+    plans = sorted({r.get("plan", "1500-9000") for m in names
+                    for r in res["outage"].get(m, [])})
+    refused = {m: sum(r.get("refused", 0) for r in res["outage"].get(m, []))
+               for m in names}
+    lines += ["Changes measured (plan): " + ", ".join(plans)
+              + "; refused by the driver: " + ", ".join(
+                  f"{m} {n}" for m, n in refused.items()), ""]
+    lines += ["| per change | " + " | ".join(names) + " |",
               "|---|" + "---|" * len(names)]
     for key, label in ROWS:
         lines.append(f"| {label} | " + " | ".join(
@@ -263,6 +270,7 @@ def run(args, out):
                LAN743X_OUTAGE_CHANGES=str(args.changes),
                LAN743X_OUTAGE_REPS=str(args.reps),
                LAN743X_OUTAGE_RATE=str(args.rate),
+               LAN743X_OUTAGE_PLAN=args.plan,
                # the device starts with the --model settings
                DUT_OPTS=dut_opts(args.model),
                VM_VERBOSE="1")  # the kernel console in guest.log
@@ -317,6 +325,12 @@ def main(argv=None):
                     help="MTU changes per repetition")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rate", type=int, default=1000, help="packets/s")
+    ap.add_argument("--plan", default="1500-9000",
+                    help="the changes measured (lab/guest/outage.py PLANS): "
+                    "1500-9000 alternates; 1500to9000, 9000to1500, "
+                    "8000to9000, 9000to8000, 1500to1400, 1400to1500, "
+                    "rx128to512 measure one direction, each from rings "
+                    "allocated for where it starts")
     ap.add_argument("--variant", default="bench")
     ap.add_argument("--model", action="append", default=[],
                     metavar="KEY=VALUE",

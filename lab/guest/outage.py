@@ -2,10 +2,16 @@
 """Outage of live MTU changes, run in the guest by lab/guest/outage.sh.
 
 A UDP stream of RATE packets/s with sequence numbers goes from the peer
-(network namespace NS) to the DUT through N MTU changes 1500 <-> 9000,
-GAP s apart. Per change: packets lost and the longest arrival gap in
-[start - 0.1 s, end + 0.5 s] of `ip link set mtu`, the command's duration
-and the window a receive channel was stopped (see window()), from kprobes.
+(network namespace NS) to the DUT through N live changes, GAP s apart,
+as the plan LAN743X_OUTAGE_PLAN says (PLANS; default "1500-9000": the
+MTU 1500 <-> 9000 alternately). Per change: packets lost and the longest
+arrival gap in [start - 0.1 s, end + 0.5 s] of the change's command, the
+command's duration and the window a receive channel was stopped (see
+window()), from kprobes. A plan that measures one direction sets the
+interface up before each change, outside the measured span: the MTU it
+starts from, and rings allocated for it (an RX ring size round trip with
+ethtool -G, where the driver has ring sizes: an MTU decrease alone keeps
+the rings of the larger MTU).
 
 usage: outage.py --setup                  once per boot, before loading lan743x
        outage.py DUT NS N [RATE] [GAP]   prints one JSON object
@@ -38,6 +44,31 @@ while time.monotonic() < end:
     if d > 0: time.sleep(d)
 print(seq)
 """
+
+
+#: plan -> (setup before each measured change, the measured change):
+#: shell commands with $D the interface; "" none. "rings" in a setup is
+#: the RX ring size round trip (rings for the current MTU)
+RINGS = ("n=$(ethtool -g $D 2>/dev/null | awk '/^Current/ {c=1} "
+         "c && /^RX:/ {print $2}'); [ -z \"$n\" ] || "
+         "{ ethtool -G $D rx $((n - 1)) && ethtool -G $D rx $n; }")
+PLANS = {
+    "1500-9000": None,      # the alternation, every change measured
+    "1500to9000": ("ip link set $D mtu 1500; " + RINGS,
+                   "ip link set $D mtu 9000"),
+    "9000to1500": ("ip link set $D mtu 9000; " + RINGS,
+                   "ip link set $D mtu 1500"),
+    "8000to9000": ("ip link set $D mtu 8000; " + RINGS,
+                   "ip link set $D mtu 9000"),
+    "9000to8000": ("ip link set $D mtu 9000; " + RINGS,
+                   "ip link set $D mtu 8000"),
+    "1500to1400": ("ip link set $D mtu 1500; " + RINGS,
+                   "ip link set $D mtu 1400"),
+    "1400to1500": ("ip link set $D mtu 1400; " + RINGS,
+                   "ip link set $D mtu 1500"),
+    "rx128to512": ("ip link set $D mtu 1500; ethtool -G $D rx 128",
+                   "ethtool -G $D rx 512"),
+}
 
 
 PROBES = {"dms": "p lan743x:lan743x_rx_dma_stop",
@@ -152,7 +183,8 @@ def main():
     dut_ip = subprocess.run(["ip", "-4", "-br", "addr", "show", "dev", dut],
                             capture_output=True, text=True,
                             check=True).stdout.split()[2].split("/")[0]
-    dur = 3 + n * gap * 1.5 + 10
+    # the sender runs until it is stopped after the last change
+    dur = 3 + n * (gap * 2 + 10) + 10
     snd = subprocess.Popen(["ip", "netns", "exec", ns, "python3", "-c",
                             SENDER, str(dur), str(rate), dut_ip],
                            stdout=subprocess.PIPE)
@@ -172,15 +204,32 @@ def main():
         time.sleep(0.1)
     probed = kprobe_on()
     time.sleep(2.0)
-    changes, mtu = [], 1500
+    plan = os.environ.get("LAN743X_OUTAGE_PLAN") or "1500-9000"
+    if plan not in PLANS:
+        sys.exit(f"outage.py: unknown plan {plan!r} (one of "
+                 f"{', '.join(PLANS)})")
+    env = dict(os.environ, D=dut)
+    changes, mtu, refused = [], 1500, 0
     for _ in range(n):
-        mtu = 9000 if mtu == 1500 else 1500
+        if PLANS[plan] is None:
+            mtu = 9000 if mtu == 1500 else 1500
+            cmd = f"ip link set $D mtu {mtu}"
+        else:
+            setup, cmd = PLANS[plan]
+            subprocess.run(["sh", "-c", setup], env=env, check=False,
+                           capture_output=True)
+            time.sleep(gap)
         t0 = time.monotonic()
-        subprocess.run(["ip", "link", "set", "dev", dut, "mtu", str(mtu)],
-                       check=True)
+        rc = subprocess.run(["sh", "-c", cmd], env=env, check=False,
+                            capture_output=True).returncode
         t1 = time.monotonic()
-        changes.append((t0, t1))
+        if rc:
+            refused += 1
+        else:
+            changes.append((t0, t1))
         time.sleep(max(0, gap - (t1 - t0)))
+    if not changes:
+        sys.exit(f"outage.py: {dut} refused every change of plan {plan}")
     evs = kprobe_events() if probed else []
     time.sleep(0.5)
     snd.terminate()
@@ -192,7 +241,8 @@ def main():
     stop[0] = True
     th.join()
     st1 = ethtool_stats(dut)
-    res = {"changes": n, "rate": rate, "received": len(arr),
+    res = {"changes": len(changes), "plan": plan, "refused": refused,
+           "rate": rate, "received": len(arr),
            "sent": sent,
            "lost_total": sent - len({s for _, s in arr}),
            "device_drops": {k: v - st0.get(k, 0) for k, v in st1.items()
