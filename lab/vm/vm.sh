@@ -66,6 +66,9 @@
 #              "-accel tcg,thread=single -icount shift=2,sleep=off": the
 #              guest's and the model's clocks then count instructions
 #   E2E_*, LAN743X_*  forwarded into the guest command's environment
+#   VM_PARTNER_TAP  the DUT's wire is a host tap device of that name (the
+#              link partner outside the guest, lab/vm/partner.sh), not the
+#              QEMU hub to the guest's virtio-net peer
 # x86_64 only:
 #   VM_TCG_THREAD  TCG threading: "multi" (default: MTTCG, one host thread
 #              per vCPU, QEMU's own default) or "single" (every vCPU in one
@@ -426,6 +429,14 @@ PEER_MAC=${PEER_MAC:-02:74:30:00:00:02}
 NET=(-netdev hubport,id=p0,hubid=0 -netdev hubport,id=p1,hubid=0
 	-device "${DUT_DEVICE:-lan7430},id=dut,netdev=p0,mac=$DUT_MAC,exit-report=$DUT_REPORT${DUT_OPTS:-}"
 	-device "virtio-net-pci,id=peer,netdev=p1,mac=$PEER_MAC,romfile=")
+# VM_PARTNER_TAP=IFNAME: the DUT wired to a host tap device of that name
+# instead (lab/vm/partner.sh moves it into the link partner's network
+# namespace); the virtio-net peer stays, alone on the hub
+if [ -n "${VM_PARTNER_TAP:-}" ]; then
+	[[ "$VM_PARTNER_TAP" =~ ^[A-Za-z0-9_.-]{1,15}$ ]] ||
+		die "VM_PARTNER_TAP=$VM_PARTNER_TAP: not an interface name"
+	NET[1]="tap,id=p0,ifname=$VM_PARTNER_TAP,script=no,downscript=no"
+fi
 # the guest command's environment
 ENVS=("LAN743X_DUT_MAC=$DUT_MAC" "LAN743X_PEER_MAC=$PEER_MAC")
 for v in $(compgen -e | grep -E '^(E2E_|LAN743X_)' || true); do
