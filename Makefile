@@ -23,7 +23,7 @@ FULL ?=
 # PYTEST_XDIST= runs them one after the other.
 PYTEST_XDIST ?= -n 3 --dist loadfile --no-loadscope-reorder
 
-.PHONY: help setup tree export check kernel qemu unit test bench e2e selftests ksft soak outage sweep arm-e2e arm-bench arm-selftests
+.PHONY: help setup tree export check kernel qemu unit test bench e2e selftests ksft soak outage partner sweep arm-e2e arm-bench arm-selftests
 
 help:
 	@echo "make bench   main job: build, boot the emulated LAN7430, A/B bench upstream vs series, table"
@@ -36,7 +36,9 @@ help:
 	@echo "make check   per-patch netdev checks of every stack (STACK=... for one)"
 	@echo "make kernel  build the x86_64 guest kernel (cached)"
 	@echo "make qemu    build QEMU with the lan7430 device model (cached)"
-	@echo "make outage  outage of live MTU changes, upstream vs series"
+	@echo "make outage  outage of live MTU changes, upstream vs series (PLAN=1500to9000, 9000to1500,"
+	@echo "             8000to9000, 9000to8000, 1500to1400, 1400to1500, rx128to512: one kind of change)"
+	@echo "make partner the link partner on a host tap: its wire rate and CPU, TCP and 1 Gbit/s UDP"
 	@echo "make sweep   the count cells and the outage at the corners of the model's unknowns"
 	@echo "             (FIFO size, stop latency, pause, write-back at stop; REPS=, FACTORIAL=1, ARCH=armv7)"
 	@echo "make soak    1000 live MTU/ring changes on the debug kernel (not CI)"
@@ -119,7 +121,14 @@ endif
 
 # Outage of live MTU changes, upstream vs the series (lab/bench/outage.py).
 outage: setup
-	@$(PY) lab/bench/outage.py $(if $(MODULES),--modules $(MODULES)) $(if $(REPS),--reps $(REPS)) $(MODEL_ARGS)
+	@$(PY) lab/bench/outage.py $(if $(MODULES),--modules $(MODULES)) $(if $(REPS),--reps $(REPS)) $(if $(PLAN),--plan $(PLAN)) $(MODEL_ARGS)
+
+# The link partner outside the DUT's guest (a host tap device in a network
+# namespace, lab/vm/partner.sh): its rate on the model's wire meter and
+# the share of a host core it used, TCP and a 1 Gbit/s UDP burst
+# (lab/bench/partner.py).
+partner: setup
+	@$(PY) lab/bench/partner.py $(if $(MODULES),--modules $(MODULES)) $(if $(REPS),--reps $(REPS))
 
 # The model's unknowns swept (lab/bench/sweep.py): make bench's TCP RX
 # cells at 1500 and 9000 and make outage, upstream vs series, at each
