@@ -94,7 +94,9 @@ def test_bad_options_are_usage_errors(argv):
     ("bench", ["MODEL=rx-fifo-kib=12 peer-pause=1"],
      "--model rx-fifo-kib=12 --model peer-pause=1"),
     ("outage", ["MODEL=peer-pause=1"],
-     "lab/bench/outage.py   --model peer-pause=1")])
+     "lab/bench/outage.py    --model peer-pause=1"),
+    ("outage", ["PLAN=9000to1500"],
+     "lab/bench/outage.py   --plan 9000to1500")])
 def test_make_passes_arch_and_full(target, vars_, want):
     """What make runs for a target (make -n, the recipes of its setup
     prerequisite left out)."""
