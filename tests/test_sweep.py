@@ -1,7 +1,9 @@
 """lab/bench/sweep.py, no VM: the corners (one factor at a time from the
 base, or every combination), and the report from synthetic records: per
-figure upstream vs series at each corner and whether the direction holds
-at every corner or depends on a factor."""
+figure upstream vs series at each corner, a direction only where the
+[min, max] ranges are disjoint with five values each, and whether it
+holds at every corner, depends on a factor, or is not resolved (overlap,
+too few values, all-zero data)."""
 import json
 import subprocess
 
@@ -60,36 +62,63 @@ BASE = {"rx-fifo-kib": 0, "stop-fixed-us": 0, "peer-pause": 0,
 
 @pytest.fixture(name="sweep_dir")
 def fixture_sweep_dir(tmp_path):
-    """Three corners: the series starves less at every one, but loses
-    more per change than upstream once the partner honours pause."""
+    """Three corners, five values per module each: the series starves
+    less at every one (disjoint ranges), but loses more per change than
+    upstream once the partner honours pause."""
     write_corner(tmp_path, "base", BASE,
-                 {"upstream": [100, 120, 110], "series": [50, 60, 70]},
-                 {"upstream": [30, 40], "series": [10, 20]})
+                 {"upstream": [100, 120, 110, 115, 105],
+                  "series": [50, 60, 70, 55, 65]},
+                 {"upstream": [30, 40, 35, 38, 32],
+                  "series": [10, 20, 15, 12, 18]})
     write_corner(tmp_path, "rx-fifo-kib=12", dict(BASE, **{"rx-fifo-kib": 1}),
-                 {"upstream": [200, 210, 220], "series": [150, 160, 170]},
-                 {"upstream": [60, 70], "series": [30, 30]})
+                 {"upstream": [200, 210, 220, 205, 215],
+                  "series": [150, 160, 170, 155, 165]},
+                 {"upstream": [60, 70, 65, 62, 68],
+                  "series": [30, 30, 31, 32, 29]})
     write_corner(tmp_path, "peer-pause=1", dict(BASE, **{"peer-pause": 1}),
-                 {"upstream": [10, 10, 10], "series": [5, 5, 5]},
-                 {"upstream": [0, 2], "series": [5, 7]})
+                 {"upstream": [10] * 5, "series": [5] * 5},
+                 {"upstream": [0, 2, 1, 1, 0], "series": [5, 7, 6, 6, 5]})
     return tmp_path
 
 
 def test_report_holds_and_depends(sweep_dir):
     """Per figure and corner median [min, max]; 'holds' where every
-    corner has the same direction, 'depends on peer-pause' where the
-    corner that flips it alone differs."""
+    corner resolves to the same direction, 'depends on peer-pause' where
+    the corner that flips it alone differs; all-zero data is no
+    direction."""
     text, v = sweep.report(sweep_dir)
     key = ("frames finding no free RX descriptor/frame", "tcp-rx-9000")
-    assert v[key] == "holds (series <= upstream)"
+    assert v[key] == "holds (series < upstream)"
     assert v["frames lost per MTU change", "mtu-change"] == \
         "depends on peer-pause"
-    assert "| base | 0.11 [0.1, 0.12] | 0.06 [0.05, 0.07] | <= |" \
+    assert "| base | 0.11 [0.1, 0.12] | 0.06 [0.05, 0.07] | < |" \
         in text
     assert "| peer-pause=1 | 1.00 [0, 2.00] | 6.00 [5.00, 7.00] | > |" in text
     assert (sweep_dir / "sweep.md").read_text() == text + "\n"
-    # a figure no corner has (no overflow counter values) still reports
-    assert v["RX FIFO overflows/frame", "tcp-rx-1500"] == \
-        "holds (series <= upstream)"
+    # a figure whose values are all zero (no overflow counted anywhere)
+    # states no direction
+    assert v["RX FIFO overflows/frame", "tcp-rx-1500"].startswith(
+        "not resolved at base (no data)")
+
+
+def test_overlap_and_too_few_are_not_resolved(sweep_dir):
+    """Overlapping ranges, equal medians included, and fewer than five
+    values are no direction, whatever the medians say."""
+    write_corner(sweep_dir, "wb-at-stop=1", dict(BASE, **{"wb-at-stop": 1}),
+                 {"upstream": [100, 120, 110, 115, 105],
+                  "series": [90, 101, 95, 99, 93]},
+                 {"upstream": [30, 40, 35], "series": [10, 20, 15]})
+    text, v = sweep.report(sweep_dir)
+    key = ("frames finding no free RX descriptor/frame", "tcp-rx-9000")
+    assert v[key] == "not resolved at wb-at-stop=1 (not resolved)"
+    assert "| wb-at-stop=1 | 0.11 [0.1, 0.12] | 0.095 [0.09, 0.101] | " \
+        "not resolved |" in text
+    assert v["frames lost per MTU change", "mtu-change"] == \
+        "not resolved at wb-at-stop=1 (too few)"
+    up = {"median": 1, "min": 0, "max": 2, "n": 5}
+    assert sweep.direction(up, dict(up)) == "not resolved"
+    assert sweep.direction(up, {"median": 3, "min": 2.5, "max": 4,
+                                "n": 5}) == ">"
 
 
 def test_missing_corner_figure_is_incomplete(sweep_dir):
@@ -105,7 +134,7 @@ def test_factorial_dependence_is_the_factor_that_flips_alone():
     factor alone and disagree."""
     lv = {"base": {"a": 0, "b": 0}, "a": {"a": 1, "b": 0},
           "b": {"a": 0, "b": 1}, "ab": {"a": 1, "b": 1}}
-    dirs = {"base": "<=", "a": "<=", "b": ">", "ab": ">"}
+    dirs = {"base": "<", "a": "<", "b": ">", "ab": ">"}
     assert sweep.verdict(dirs, lv) == "depends on b"
 
 

@@ -8,9 +8,13 @@ pending descriptor write-backs. ``run`` runs the count cells (TCP RX at MTU
 1500 and 9000, upstream vs series: lab/bench/bench.py; the live MTU
 change: lab/bench/outage.py) at the corners of those unknowns, each corner
 with every factor given explicitly (--model); ``report`` prints, per
-figure, upstream vs series median [min, max] at each corner and whether
-the direction (series <= upstream, or >) holds at every corner or
-depends on a factor.
+figure, upstream vs series median [min, max] at each corner and the
+direction there: "<" or ">" only where the two [min, max] ranges are
+disjoint with at least MIN_N values each, "not resolved" where they
+overlap (equal medians included), "too few" below MIN_N, "no data" when
+both are all zero. The verdict is "holds (series D upstream)" only when
+every corner resolves to the same D; "not resolved at ..." when a corner
+does not resolve; "depends on F" when resolved corners disagree.
 
 Corners: the base (the model's defaults, the unkind ends) and one factor
 at a time flipped to its other end (--mid adds the FIFO's middle value);
@@ -199,24 +203,47 @@ def load_corner(d):
     return vals
 
 
-def direction(up, se):
-    """'<=' when the series' median is at most upstream's, '>' above,
+#: values per module and corner below which no direction is stated
+MIN_N = 5
+#: what a corner that states a direction says
+RESOLVED = ("<", ">")
+
+
+def direction(up, se, min_n=MIN_N):
+    """The series against upstream at one corner, from reduce() results:
+    '<' or '>' when their [min, max] ranges are disjoint, 'not resolved'
+    when they overlap, 'too few' with fewer than MIN_N values in either,
+    'no data' when both are all zero (a pipeline that measured nothing),
     None when either is missing."""
     if up is None or se is None:
         return None
-    return "<=" if se["median"] <= up["median"] else ">"
+    if min(up["n"], se["n"]) < min_n:
+        return "too few"
+    if up["min"] == up["max"] == se["min"] == se["max"] == 0:
+        return "no data"
+    if se["max"] < up["min"]:
+        return "<"
+    if se["min"] > up["max"]:
+        return ">"
+    return "not resolved"
 
 
 def verdict(dirs, corner_levels):
-    """'holds (series D upstream)' when every corner has the base's
-    direction D; else 'depends on F, ...': the factors F for which two
-    corners that differ in F alone have different directions (or, when no
-    such pair exists, the factors of the corners that differ from the
-    base); 'incomplete' when a corner lacks the figure."""
+    """'holds (series D upstream)' when every corner resolves to the same
+    direction D; 'not resolved at C, ...' when a corner does not (its
+    ranges overlap, too few values, no data); else 'depends on F, ...':
+    the factors F for which two corners that differ in F alone have
+    different directions (or, when no such pair exists, the factors of
+    the corners that differ from the base); 'incomplete' when a corner
+    lacks the figure."""
     names = list(dirs)
     if any(dirs[n] is None for n in names):
         return "incomplete: no figure at " + ", ".join(
             n for n in names if dirs[n] is None)
+    open_ = [n for n in names if dirs[n] not in RESOLVED]
+    if open_:
+        return "not resolved at " + ", ".join(
+            f"{n} ({dirs[n]})" for n in open_)
     base = dirs[names[0]]
     if all(d == base for d in dirs.values()):
         return f"holds (series {base} upstream)"
