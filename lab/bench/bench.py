@@ -318,6 +318,10 @@ def bench_args(doc, argv=None):
                     "peer-pause=1: the device starts with it and it is set "
                     "again over QMP before each cell; the records and the "
                     "table's heading carry the value read back")
+    ap.add_argument("--mtu-at-up", action="store_true",
+                    default=os.environ.get("BENCH_MTU_AT_UP") == "1",
+                    help="change a cell's MTU with the DUT down, so that "
+                    "every ring is allocated at it (default: a live change)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     try:
@@ -457,6 +461,7 @@ def run_x86_64(args, out, obj, mods, qemu, zero):
         server.start()
         guest = x86_64_guest(args, mods, out, rpc, sw)
         env = dict(os.environ, ARCH="x86_64",
+                   LAN743X_BENCH_MTU_AT_UP="1" if args.mtu_at_up else "0",
                    KERNEL=str(obj / "arch/x86/boot/bzImage"),
                    MODDIR=str(obj / "mods"), QEMU=qemu, QMP_SOCK=sock,
                    VM_RWDIR=str(out),
@@ -514,6 +519,7 @@ def run_armv7(args, out, obj, mods, qemu, rootfs, meta, zero):
               "--cells", args.cells, "--out", GUEST_OUT, "--rpc", "console",
               "--echo-records", "--ftrace", FTRACE, "--tag", ARM_TAG]
     env = dict(os.environ, ARCH="armv7", KERNEL=str(obj), QEMU=qemu,
+               LAN743X_BENCH_MTU_AT_UP="1" if args.mtu_at_up else "0",
                ROOTFS=rootfs, QMP_SOCK=sock, DUT_OPTS=dut_opts(args.model),
                VM_TIMEOUT=os.environ.get("VM_TIMEOUT", "10800"))
     rc = None
@@ -619,6 +625,8 @@ def main():
             # quoted run whose patches are no longer the series'
             "series_patch_ids": series_patch_ids(),
             "emulated": True,
+            # the MTU of a cell set with the DUT down (--mtu-at-up)
+            "mtu_at_up": args.mtu_at_up,
             # the device's properties asked for (--model; the records
             # hold them as read back)
             "model": args.model}

@@ -395,8 +395,19 @@ class Net:
             sh(["ip", "-n", "peer", "link", "set", "lo", "up"])
 
     def set_mtu(self, mtu):
-        """Set the MTU of both ends (the DUT only with a remote peer)."""
-        sh(["ip", "link", "set", self.dut, "mtu", str(mtu)])
+        """Set the MTU of both ends (the DUT only with a remote peer). With
+        LAN743X_BENCH_MTU_AT_UP=1 the DUT's MTU changes while it is down,
+        so that every RX ring is allocated at that MTU, as on a board that
+        comes up with it (a live change may leave a driver's idle rings
+        with the buffers of the old MTU until they receive)."""
+        now = int(Path(f"/sys/class/net/{self.dut}/mtu").read_text(
+            encoding="utf-8"))
+        if os.environ.get("LAN743X_BENCH_MTU_AT_UP") == "1" and now != mtu:
+            sh(["ip", "link", "set", self.dut, "down"])
+            sh(["ip", "link", "set", self.dut, "mtu", str(mtu)])
+            self.dut_up()
+        else:
+            sh(["ip", "link", "set", self.dut, "mtu", str(mtu)])
         if self.remote:
             return
         sh(["ip", "-n", "peer", "link", "set", self.peer_if, "mtu", str(mtu)])
