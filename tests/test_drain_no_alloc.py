@@ -172,7 +172,7 @@ def test_drain_delivers_without_allocating(vm):
             f"rx_dropped {dropped}; kernel log problems: {bad[:4] or 'none'}")
     print(info)
     assert fired == 1 and written == BURST, info
-    assert calls > 0 and resets >= 4, "the change switched no ring: " + info
+    assert resets >= 4, "the change switched no ring: " + info
     assert before < 8, "the frames did not wait in the ring: " + info
     assert rc == 0 and not bad, info
     assert failed == 0 and delivered == written and dropped == 0, info

@@ -76,7 +76,9 @@ if [ "$signoff" = 1 ]; then
 else
 	progress "exporting the $n commits without a Signed-off-by (SIGNOFF=1 adds yours)"
 fi
-LAN743X_SIGNOFF=$signoff LAN743X_ASSISTED_BY=$ASSISTED_BY \
+# the trailer's form as the base's checkpatch wants it (lab.conf)
+assisted=$(conf_get BASE "$LAB_BASE" ASSISTED_BY)
+LAN743X_SIGNOFF=$signoff LAN743X_ASSISTED_BY=${assisted:-$ASSISTED_BY} \
 	git -C "$TREE" -c user.name="$me" -c user.email="$email" \
 	rebase -q --exec "bash $LAB_DIR/series/signoff.sh" "$from" ||
 	die "rewriting the commits' trailers failed (git -C $TREE rebase --abort)"
