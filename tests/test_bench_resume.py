@@ -46,7 +46,8 @@ def test_bench_fails_on_any_other_crash(tmp_path):
     vm_inputs()
     env = dict(os.environ, LAN743X_BENCH_CRASH_AT="1:oops")
     p = run(["python3", "lab/bench/bench.py", "--variant", "guest", "--reps", "1",
-             "--secs", "1", "--modules", "upstream", "--cells", "udp-burst",
+             "--secs", "1", "--modules", "upstream,series", "--cells",
+             "udp-burst",
              "--swiotlb", "off", "--out", str(out)], env=env, timeout=1800)
     log = p.stdout + p.stderr
     assert p.returncode != 0, log[-3000:]
