@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT / "lab" / "series"))
 from patchids import patch_ids
 
 # The runs the README's tables come from (measurements/<run>/summary.json).
-X86 = "bench-v3-20261128"           # make bench, swiotlb off and force, v3
-X86_SYNC = X86                      # its swiotlb=force cells (sync counts)
+X86 = "bench-v4-20261201"           # make bench swiotlb=off, v4 (and v3)
+X86_SYNC = "bench-v3-20261128"      # swiotlb=force cells (sync counts), v3
 ARM = "arm-bench-v3-20261128"       # make arm-bench REPS=5, v3
 PINNED = X86                        # pages held after RX
 ARM_TAG = "armv7-noncoherent"
