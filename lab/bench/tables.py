@@ -42,6 +42,7 @@ X86 = "bench-v4-20261201"           # make bench swiotlb=off, v4 (and v3)
 X86_SYNC = "bench-v3-20261128"      # swiotlb=force cells (sync counts), v3
 ARM = "arm-bench-v3-20261128"       # make arm-bench REPS=5, v3
 PINNED = X86                        # pages held after RX
+ATUP = "bench-v4-atup-20261201"     # the same, each MTU set with DUT down
 ARM_TAG = "armv7-noncoherent"
 
 # (label, guest, run, swiotlb tag, cell pattern ({mtu}), metric, mtus)
@@ -110,6 +111,9 @@ RESULT_ROWS = [
      "tcp-rx-{mtu}", "emu pause frames sent/pkt", (1500, 9000)),
     ("pause frames sent/frame", "ARMv7", ARM, ARM_TAG,
      "tcp-rx-{mtu}", "emu pause frames sent/pkt", (1500, 9000)),
+    ("pages held per RX queue after the run, MTU set with the interface "
+     "down", "x86_64", ATUP, "swiotlb=off", "tcp-rx-{mtu}",
+     "pages held per RX queue after the run (freed at down)", (1500, 9000)),
     ("pages held per RX queue after the run", "x86_64", PINNED,
      "swiotlb=off", "tcp-rx-{mtu}",
      "pages held per RX queue after the run (freed at down)", (1500, 9000)),
