@@ -111,8 +111,8 @@ RESULT_ROWS = [
      "tcp-rx-{mtu}", "emu pause frames sent/pkt", (1500, 9000)),
     ("pause frames sent/frame", "ARMv7", ARM, ARM_TAG,
      "tcp-rx-{mtu}", "emu pause frames sent/pkt", (1500, 9000)),
-    ("pages held per RX queue after the run, MTU set with the interface "
-     "down", "x86_64", ATUP, "swiotlb=off", "tcp-rx-{mtu}",
+    (("pages held per RX queue after the run, MTU set with the interface "
+      "down"), "x86_64", ATUP, "swiotlb=off", "tcp-rx-{mtu}",
      "pages held per RX queue after the run (freed at down)", (1500, 9000)),
     ("pages held per RX queue after the run", "x86_64", PINNED,
      "swiotlb=off", "tcp-rx-{mtu}",
