@@ -293,23 +293,15 @@ module() {
 	src=$(srcfor "$variant")
 	obj=$(prepare "$variant")
 	case "$rev" in
-	v1)
-		# v1 of the net-next series on 7.3 (before the v2 rework): the
-		# patches/ directories of this repository at commit V1_REV
+	v1 | v3)
+		# an earlier version of the series on 7.3: the patches/
+		# directories of this repository at commit V1_REV or V3_REV
+		# (lab.conf), up to net-next-2
 		[ "$STACK" = net-next-2 ] ||
-			die "module v1: the v1 series exists for STACK=net-next-2 only (STACK=$STACK)"
+			die "module $rev: built for STACK=net-next-2 only (STACK=$STACK)"
 		git -C "$src" am --abort >/dev/null 2>&1 || true
 		git -C "$src" checkout -q -f base
-		apply_series "$src" 999999 v1_series
-		rev=$(git -C "$src" rev-parse HEAD)
-		;;
-	v3)
-		# the v3 stacks up to net-next-2: patches/ at commit V3_REV
-		[ "$STACK" = net-next-2 ] ||
-			die "module v3: built for STACK=net-next-2 only (STACK=$STACK)"
-		git -C "$src" am --abort >/dev/null 2>&1 || true
-		git -C "$src" checkout -q -f base
-		apply_series "$src" 999999 v3_series
+		apply_series "$src" 999999 "${rev}_series"
 		rev=$(git -C "$src" rev-parse HEAD)
 		;;
 	series | series:*)
@@ -345,46 +337,29 @@ module() {
 	echo "$out/lan743x.ko"
 }
 
-# v1_series: the patch files of net and net-next at V1_REV (lab.conf),
-# exported once into the cache (a git revision's files never change)
-v1_series() {
-	local d=$CACHE/v1-patches/$V1_REV s p
+# old_series REV STACK...: the patch files of STACKs in this repository at
+# commit REV, exported once into the cache (a revision's files never
+# change); v1_series and v3_series (lab.conf's V1_REV, V3_REV)
+old_series() {
+	local r=$1 d=$CACHE/old-patches/$1 s p
+	shift
 	if [ ! -e "$d/.lab-done" ]; then
-		git -C "$ROOT_DIR" cat-file -e "$V1_REV^{commit}" 2>/dev/null ||
-			die "V1_REV $V1_REV (lab.conf) is not a commit of $ROOT_DIR (a shallow clone?)"
+		git -C "$ROOT_DIR" cat-file -e "$r^{commit}" 2>/dev/null ||
+			die "$r (lab.conf) is not a commit of $ROOT_DIR (a shallow clone?)"
 		rm -rf "$d"
 		mkdir -p "$d"
-		git -C "$ROOT_DIR" archive "$V1_REV" patches/net patches/net-next | tar -x -C "$d"
+		git -C "$ROOT_DIR" archive "$r" "${@/#/patches/}" | tar -x -C "$d"
 		touch "$d/.lab-done"
 	fi
-	for s in net net-next; do
+	for s in "$@"; do
 		for p in "$d/patches/$s"/*.patch; do
 			case "$(basename "$p")" in 0000-*) continue ;; esac
 			echo "$p"
 		done
 	done
 }
-
-# v3_series: the patch files of net, net-next-1 and net-next-2 at V3_REV
-# (lab.conf), exported once into the cache
-v3_series() {
-	local d=$CACHE/v3-patches/$V3_REV s p
-	if [ ! -e "$d/.lab-done" ]; then
-		git -C "$ROOT_DIR" cat-file -e "$V3_REV^{commit}" 2>/dev/null ||
-			die "V3_REV $V3_REV (lab.conf) is not a commit of $ROOT_DIR (a shallow clone?)"
-		rm -rf "$d"
-		mkdir -p "$d"
-		git -C "$ROOT_DIR" archive "$V3_REV" patches/net patches/net-next-1 \
-			patches/net-next-2 | tar -x -C "$d"
-		touch "$d/.lab-done"
-	fi
-	for s in net net-next-1 net-next-2; do
-		for p in "$d/patches/$s"/*.patch; do
-			case "$(basename "$p")" in 0000-*) continue ;; esac
-			echo "$p"
-		done
-	done
-}
+v1_series() { old_series "$V1_REV" net net-next; }
+v3_series() { old_series "$V3_REV" net net-next-1 net-next-2; }
 
 main() {
 cmd=${1:-}
