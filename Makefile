@@ -23,7 +23,7 @@ FULL ?=
 # PYTEST_XDIST= runs them one after the other.
 PYTEST_XDIST ?= -n 3 --dist loadfile --no-loadscope-reorder
 
-.PHONY: help setup tree export check kernel qemu unit test bench e2e selftests ksft soak outage partner sweep arm-e2e arm-bench arm-selftests
+.PHONY: help setup tree export check kernel qemu unit test bench e2e selftests ksft soak outage partner sweep arm-e2e arm-bench arm-selftests board
 
 help:
 	@echo "make bench   main job: build, boot the emulated LAN7430, A/B bench upstream vs series, table"
@@ -48,6 +48,8 @@ help:
 	@echo "             netdev's CI runs them (IPv4 and IPv6), upstream vs series; hours, not in make test"
 	@echo "ARCH=armv7   bench, e2e, selftests in the ARMv7 guest (virt, 32-bit, non-coherent DMA);"
 	@echo "             make arm-bench, arm-e2e, arm-selftests are the same with ARCH=armv7"
+	@echo "make board   a real board over ssh: DUT=root@board PEER=root@peer NETIF=eth1 [PEER_IF=]"
+	@echo "             [KDIR=|KCONFIG=] [MODULES=upstream,series] [REPS=5]: selftests, A/B bench (docs/board.md)"
 
 setup:
 	@bash lab/setup.sh
@@ -175,3 +177,15 @@ arm-bench: setup
 	@$(call BENCH,armv7)
 arm-selftests: setup
 	@$(call SELFTESTS,armv7)
+
+# A real board (i.MX6 + LAN7430) and its link partner, reached over ssh
+# (lab/board/board.py, docs/board.md): builds the upstream and the series'
+# module for the board's kernel tree (KDIR, or KCONFIG + SRC), runs the
+# selftests and the A/B bench there, writes results/board-<time>/. ARCH is
+# the board's (armv7 unless given on the command line).
+BOARD_ARCH = $(if $(filter command line environment,$(origin ARCH)),$(ARCH),armv7)
+board:
+	@$(PY) lab/board/board.py --arch $(BOARD_ARCH) $(if $(DUT),--dut $(DUT)) $(if $(PEER),--peer $(PEER)) \
+	  $(if $(NETIF),--netif $(NETIF)) $(if $(PEER_IF),--peer-if $(PEER_IF)) $(if $(MODULES),--modules $(MODULES)) \
+	  $(if $(KDIR),--kdir $(KDIR)) $(if $(KCONFIG),--kconfig $(KCONFIG)) $(if $(SRC),--src $(SRC)) \
+	  $(if $(REPS),--reps $(REPS)) $(if $(OUT),--out $(OUT)) $(BOARD_ARGS)
