@@ -107,7 +107,9 @@ def test_whole_results(tmp_path):
         "# selftests: drivers/net/hw: tso.py\n# ok 1 tso.ipv4\n")
     entries = ["drivers/net:ping.py", "drivers/net/hw:irq.py",
                "drivers/net/hw:tso.py", "drivers/net/hw:csum.py"]
-    res, notrun = ksft_results.whole_results(tmp_path, "series", entries)
+    outputs = {}
+    res, notrun = ksft_results.whole_results(tmp_path, "series", entries,
+                                             outputs)
     assert notrun == ["drivers/net/hw:csum.py"]
     assert res["drivers/net:ping.py"][0] == "fail"
     assert res["drivers/net:ping.test_default_v4"] == ("pass", "")
@@ -124,12 +126,26 @@ def test_whole_results(tmp_path):
     assert lab == {"lab.load": ("pass", ""), "lab.state_restored": (
         "fail", "lab: 2c2 < mtu 1500 --- > mtu 1501")}
     res.update(lab)
-    # the expected file's format, read back by its own loader
+    ksft_results.lab_results(tmp_path / "series", outputs)
+    # each result's own output: a case's since the case before
+    assert outputs["drivers/net:ping.test_tcp"].splitlines() == [
+        "# Exception| Traceback (most recent call last):",
+        '# Exception|   File "ping.py", line 10, in test_tcp',
+        "# Exception| lib.py.utils.CmdExitFailure: Command failed: socat",
+        "not ok 3 ping.test_tcp"]
+    # the expected file's format, read back by its own loader, each
+    # result but pass with a pattern its own output matches
     out = tmp_path / "results.txt"
-    ksft_results.write_results(out, {"series": res})
+    ksft_results.write_results(out, {"series": res}, {"series": outputs})
     back = selftests.load_expected(out)
     assert {t: v[0] for t, v in back["series"].items()} == \
         {t: v[0] for t, v in res.items()}
+    got = {"series": {t: v[0] for t, v in res.items()}}
+    assert not selftests.compare(got, back, ["series"],
+                                 {"series": outputs})
+    assert back["series"]["drivers/net:ping.test_tcp"].pattern.pattern == \
+        "lib.py.utils.CmdExitFailure: Command failed: socat".replace(
+            ".", "\\.")
 
 
 def netconfig(tmp_path, *args):

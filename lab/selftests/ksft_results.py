@@ -66,11 +66,21 @@ def parse_run_kselftest(text):
     'TEST: ... [ OK ]' lines), which run_kselftest.sh indents with '# '.
     A case's or file's failure takes as its reason its directive's text,
     else the last comment the program printed before it (the library's
-    'Exception|' or 'Check failed' line)."""
+    'Exception|' or 'Check failed' line). Each file's "output" is what
+    it printed, its result line included; its "outputs", {case: what it
+    printed since the case before, its result line included}: the text
+    an expected result's pattern (match:) is matched against."""
     files, cases, block = [], [], []
+    # what was printed since the file's start and since the last case's
+    # line: each result's output (the expected files' patterns match it)
+    ftext, ctext, outputs = [], [], {}
+    # a shell test prints why a case failed after its TEST: line
+    sh_case = None
     for line in text.splitlines():
         m = KSFT_PROG_D.match(line)
         if m:
+            if sh_case:
+                outputs[sh_case] += "".join(f"\n{x}" for x in ctext)
             res, reason = _directive(m)
             if res == "fail" and (not reason or reason.startswith("exit=")):
                 why = _why(block)
@@ -78,27 +88,39 @@ def parse_run_kselftest(text):
                     reason or why
             files.append({"collection": m.group("coll"),
                           "file": m.group("file"), "result": res,
-                          "reason": reason, "cases": cases})
-            cases, block = [], []
+                          "reason": reason, "cases": cases,
+                          "output": "\n".join(ftext + [line]),
+                          "outputs": outputs})
+            cases, block, ftext, ctext, outputs = [], [], [], [], {}
+            sh_case = None
             continue
+        ftext.append(line)
         if not line.startswith("# "):
             continue
         inner = line[2:]
         sh = SH_CASE.match(inner)
+        m = KTAP.match(inner)
+        if sh_case and (sh or (m and not inner.startswith((" ", "#")))):
+            # what the shell case before printed after its line
+            outputs[sh_case] += "".join(f"\n{x}" for x in ctext)
+            ctext = []
+        ctext.append(inner)
         if sh:
             name = re.sub(r"[^\w.-]+", "_", sh.group(1)).strip("_")
             res = {"OK": "pass", "FAIL": "fail", "SKIP": "skip",
                    "XFAIL": "xfail"}[sh.group(2)]
             cases.append((name, res, _why(block) if res != "pass" else ""))
-            block = []
+            outputs[name] = inner
+            sh_case = name
+            block, ctext = [], []
             continue
-        m = KTAP.match(inner)
         if m and not inner.startswith((" ", "#")):
             res, reason = _directive(m)
             if res == "fail" and not reason:
                 reason = _why(block)
             cases.append((m.group(2), res, reason))
-            block = []
+            outputs[m.group(2)] = "\n".join(ctext)
+            block, ctext = [], []
             continue
         comment = inner.lstrip("# ").strip()
         if comment and not re.match(r"^(TAP version|1\.\.\d|Totals:|"
@@ -115,12 +137,14 @@ def tap_path(mdir, entry):
                              + ".tap")
 
 
-def whole_results(outdir, name, entries):
+def whole_results(outdir, name, entries, outputs=None):
     """make ksft: {test: (result, reason)} of module NAME from
     outdir/NAME/whole/*.tap, per file (COLLECTION:FILE) and per case
     (COLLECTION:CASE), and the entries (COLLECTION:FILE of the install's
-    kselftest-list.txt) that did not run."""
+    kselftest-list.txt) that did not run. OUTPUTS, if given, gets each
+    test's output (what it printed, its result line included)."""
     res, notrun = {}, []
+    outputs = {} if outputs is None else outputs
     for e in entries:
         tap = tap_path(outdir / name, e)
         if not tap.exists():
@@ -133,12 +157,15 @@ def whole_results(outdir, name, entries):
                    if "# exit status" not in text else
                    "run_kselftest.sh printed no result line")
             res[e] = ("fail", why)
+            outputs[e] = f"{text}\n# {why}"
             continue
         for f in files:
             coll = f["collection"]
             res[f"{coll}:{f['file']}"] = (f["result"], f["reason"])
+            outputs[f"{coll}:{f['file']}"] = f["output"]
             for case, r, why in f["cases"]:
                 res[f"{coll}:{case}"] = (r, why)
+                outputs[f"{coll}:{case}"] = f["outputs"].get(case, "")
     return res, notrun
 
 
@@ -158,15 +185,88 @@ def whole_entries(install):
             if e.split(":", 1)[0] in WHOLE]
 
 
-def write_results(path, results):
-    """{module: {test: (result, reason)}} in the expected files' format."""
+def write_results(path, results, outputs=None):
+    """{module: {test: (result, reason)}} in the expected files' format,
+    each result but pass with a pattern (suggest_pattern()) from its
+    output in OUTPUTS ({module: {test: output}}), to be reviewed before
+    the file becomes an expected one."""
     with open(path, "w", encoding="utf-8") as f:
         for m, tests in results.items():
             for t, (r, why) in tests.items():
                 why = " ".join(why.split())
                 if r != "pass" and not t.startswith("lab."):
                     why = classify(why or "no reason printed", t)
+                if r != "pass":
+                    out = (outputs or {}).get(m, {}).get(t, "")
+                    why += f"  match: {suggest_pattern(out, t)}"
                 f.write(f"{m} {t} {r}" + (f"  # {why}" if why else "") + "\n")
+
+
+# a path of the run's own directory, as the tests print it
+RUN_PATH = r"/\S*?/(?:install|tests/tools/testing/selftests)/"
+PREFIX = re.compile(r"^(?:#\s*)*(?:(?:Exception|Check|Warning)\|\s*)?")
+
+
+def escape(text):
+    """TEXT as a regular expression that matches it, escaping only what
+    is special (re.escape() also escapes spaces and dashes)."""
+    return re.sub(r"([\\.^$*+?{}\[\]|()])", r"\\\1", text)
+
+
+def _literal(text, numbers=True):
+    """TEXT as a regular expression that matches it literally, but for
+    the run's own paths (any) and, if NUMBERS, its numbers (any)."""
+    out, pos = [], 0
+    rx = RUN_PATH
+    if numbers:
+        rx += r"|(?<![\w.])\d+(?:\.\d+)?(?![\w.])"
+    for m in re.finditer(rx, text):
+        out.append(escape(text[pos:m.start()]))
+        out.append(r"\S*/" if m.group(0).startswith("/") else
+                   r"[\d.]+" if "." in m.group(0) else r"\d+")
+        pos = m.end()
+    out.append(escape(text[pos:]))
+    return "".join(out)
+
+
+def suggest_pattern(output, test=""):
+    """A pattern (the expected files' match:) for a result from its
+    OUTPUT (what it printed, its result line last, or a shell test's
+    TEST: line first): the directive's text of its result line (a skip's
+    reason, a file's exit=N or TIMEOUT; a bare '# SKIP' when it gave
+    none), else the line that says why it failed (a failed check, a
+    command's stderr, an exception, the last comment), literally but for
+    the run's paths and numbers; else its result line."""
+    lines = [x for x in (output or "").splitlines() if x.strip()]
+    sh = SH_CASE.match(lines[0].lstrip("# ")) if lines else None
+    last = lines[-1] if lines else ""
+    m = KSFT_PROG_D.match(last) or KTAP.match(last.lstrip("# "))
+    if sh:
+        said, result = lines[1:], lines[0].lstrip("# ")
+    else:
+        said, result = lines[:-1], last.lstrip("# ")
+        if m and (m.group("raw") or "").strip():
+            d = (m.group("word") or "") + m.group("raw")
+            return _literal(d.strip(), numbers=False)
+        if m and m.group("word"):
+            return f"# {m.group('word')}$"
+    said = [PREFIX.sub("", x).strip() for x in said]
+    said = [x for x in said if x and not re.match(
+        r"^(TAP version|1\.\.\d|Totals:|timeout set to|overriding timeout|"
+        r"selftests: |Interface: |module \S+: run_kselftest)", x)]
+    pick = [x for x in said if "Check failed" in x] or \
+        [x for x in said if x.startswith("STDERR:") and x[7:].strip()] or \
+        [x for x in said if re.search(r"\w(Error|Exception|Failure):", x)] \
+        or said
+    if pick:
+        pat = _literal(pick[-1][:160])
+        if re.search(pat, output, re.MULTILINE):
+            return pat
+    if result:
+        return "^" + re.sub(r"ok \\?\d+ ", r"ok \\d+ ",
+                            _literal(result, numbers=False), count=1)
+    # no output recorded: the test's own result line
+    return rf"ok \d+ (?:selftests: \S+ )?{escape(test.split(':', 1)[-1])}\b"
 
 
 def file_summary(results, entry):
@@ -326,15 +426,18 @@ def short_reason(reason, test=""):
     return short if len(short) <= 150 else short[:147] + "..."
 
 
-def lab_results(mdir):
+def lab_results(mdir, outputs=None):
     """{lab.*: (result, reason)} of a module's directory (selftests.sh's
     load, state and dmesg checks); a failure's reason is what the check
     printed before its line (the state's diff, the kernel's warnings),
-    else where to look."""
+    else where to look. OUTPUTS, if given, gets each check's output
+    (what it printed, its result line included)."""
     r = {}
+    outputs = {} if outputs is None else outputs
     for f in sorted(mdir.glob("*.ktap")):
-        said = []
+        said, text = [], []
         for line in f.read_text(errors="replace").splitlines():
+            text.append(line)
             m = KTAP.match(line)
             if m and m.group(2).startswith("lab."):
                 why = ""
@@ -342,19 +445,20 @@ def lab_results(mdir):
                     why = "lab: " + (" ".join(said)[:240] or
                                      f"see {f.name} of the module's results")
                 r[m.group(2)] = ("fail" if m.group(1) else "pass", why)
-                said = []
+                outputs[m.group(2)] = "\n".join(text)
+                said, text = [], []
             elif line.startswith("#"):
                 said.append(line.lstrip("# ").strip())
     return r
 
 
-def module_results(run, name, entries):
+def module_results(run, name, entries, outputs=None):
     """Module NAME's results in make ksft's run directory RUN: {test:
     (result, reason)} of its files, their cases and selftests.sh's lab.*
     checks; the entries that did not run; the raw output of every file,
-    in the order of ENTRIES."""
-    r, notrun = whole_results(run, name, entries)
-    r.update(lab_results(run / name))
+    in the order of ENTRIES. OUTPUTS, if given, gets each test's output."""
+    r, notrun = whole_results(run, name, entries, outputs)
+    r.update(lab_results(run / name, outputs))
     taps = [tap_path(run / name, e) for e in entries]
     return r, notrun, "".join(t.read_text(errors="replace")
                               for t in taps if t.exists())

@@ -311,43 +311,58 @@ def install_tests(ksft, dest, whole=False):
     return dest
 
 
-def _ksft_lines(text, prefix, r):
+def _ksft_lines(text, prefix, r, out):
     """Results of run_kselftest.sh's output: the programs' own KTAP lines
     (indented by '# '), named PREFIX + test; a program's line only when
-    it printed none (it died, timed out or skipped as a whole)."""
+    it printed none (it died, timed out or skipped as a whole). OUT gets
+    each result's output: what the program printed since the case
+    before (a program's own line: all it printed), its line included."""
     seen_in_prog = 0
+    prog_text, case_text = [], []
     for line in text.splitlines():
+        prog_text.append(line)
         m = KSFT_PROG.match(line)
         if m:
             prog = m.group(3).rsplit("/", 1)[-1]
             directive = (m.group(4) or "").upper()
             if directive == "TIMEOUT":
                 r[f"{prefix}{prog}.timeout"] = "fail"
+                out[f"{prefix}{prog}.timeout"] = "\n".join(prog_text)
             elif not seen_in_prog:
                 r[f"{prefix}{prog}"] = ("skip" if directive == "SKIP" else
                                         "fail" if m.group(1) else "pass")
+                out[f"{prefix}{prog}"] = "\n".join(prog_text)
             seen_in_prog = 0
+            prog_text, case_text = [], []
             continue
         if not line.startswith("# "):
             continue
         inner = line[2:]
+        case_text.append(inner)
         if re.match(r"^1\.\.0\s*#\s*SKIP", inner):
             continue    # the program's own line says skip
         m = KTAP.match(inner)
         if not m or inner.startswith((" ", "#")):
             continue
         r[prefix + m.group(2)] = ktap_result(m.group(1), m.group("word"))
+        out[prefix + m.group(2)] = "\n".join(case_text)
+        case_text = []
         seen_in_prog += 1
 
 
-def parse_ktap(outdir, modules):
-    """{module: {test: result}} from outdir/<module>/*.ktap."""
+def parse_ktap(outdir, modules, outputs=None):
+    """{module: {test: result}} from outdir/<module>/*.ktap; OUTPUTS, if
+    given, gets {module: {test: output}}: what the test printed for its
+    result (since the result line before it in its file), its result
+    line included, which the expected results' patterns must match."""
     res = {}
+    outputs = {} if outputs is None else outputs
     for name in modules:
         mdir = outdir / name
         if not mdir.is_dir():
             continue
         r = res.setdefault(name, {})
+        out = outputs.setdefault(name, {})
         for f in sorted(mdir.glob("*.ktap")):
             seen = 0
             text = f.read_text(errors="replace")
@@ -355,19 +370,30 @@ def parse_ktap(outdir, modules):
                 # run_kselftest.sh in a remote mode: ksft-<mode>.ktap
                 mode = f.stem[len("ksft-"):]
                 before = len(r)
-                _ksft_lines(text, "" if mode == "netns" else f"{mode}.", r)
+                _ksft_lines(text, "" if mode == "netns" else f"{mode}.", r,
+                            out)
                 if len(r) == before and not re.search(r"^(not )?ok 1 lab\.",
                                                       text, re.MULTILINE):
                     r[f.stem] = "fail"
+                    out[f.stem] = text
                 else:
+                    said = []
                     for line in text.splitlines():
+                        said.append(line)
                         m = KTAP.match(line)
                         if m and m.group(2).startswith("lab."):
                             r[m.group(2)] = "fail" if m.group(1) else "pass"
+                            out[m.group(2)] = "\n".join(said)
+                        if KTAP.match(line) or KSFT_PROG.match(line):
+                            said = []
                 continue
+            said = []
             for line in text.splitlines():
+                said.append(line)
                 if re.match(r"^1\.\.0\s*#\s*SKIP", line):
                     r[f.stem] = "skip"
+                    out[f.stem] = "\n".join(said)
+                    said = []
                     seen += 1
                     continue
                 m = KTAP.match(line)
@@ -375,33 +401,84 @@ def parse_ktap(outdir, modules):
                     continue
                 seen += 1
                 r[m.group(2)] = ktap_result(m.group(1), m.group("word"))
+                out[m.group(2)] = "\n".join(said)
+                said = []
             if not seen:
                 # the program died before printing a result
                 r[f.stem] = "fail"
+                out[f.stem] = text
     return res
 
 
+class Expected(tuple):
+    """An expected result: (result, reason, pattern, where). result is
+    one word of RESULTS or two (skip|fail); pattern (a compiled regular
+    expression, None for pass) is what the test's output must match
+    when its result is not pass; where is FILE:LINE."""
+    __slots__ = ()
+
+    def __new__(cls, result, reason="", pattern=None, where=""):
+        return super().__new__(cls, (result, reason, pattern, where))
+
+    result = property(lambda self: self[0])
+    reason = property(lambda self: self[1])
+    pattern = property(lambda self: self[2])
+    where = property(lambda self: self[3])
+
+
+# the pattern of an expected result: the end of its comment
+MATCH = re.compile(r"^(?P<reason>.*?)\s+match: (?P<pattern>.*)$")
 
 
 def load_expected(path):
-    """{module: {test: (result, reason)}}; each expected failure has a
-    reason. A result may be two, as skip|fail: for a test whose outcome
-    depends on the host (an upstream test's rate precheck under TCG), the
-    reason saying which outcome comes when."""
+    """{module: {test: Expected}} of an expected file; lines
+    'MODULE TEST RESULT  # REASON  match: PATTERN'. Anything but pass
+    needs both: the reason, for the reader, and the pattern (a Python
+    regular expression, searched in the test's output, ^ and $ at each
+    line) that the output of that result must match, so that a new way
+    of failing (or skipping) is not taken for the expected one. A result
+    may be two, as skip|fail: for a test whose outcome depends on the
+    host (an upstream test's rate precheck under TCG), the reason saying
+    which outcome comes when; the pattern is matched whichever of them
+    is not pass. A pattern that matches an empty output (.*) is refused:
+    it would match any."""
     exp = {}
     for n, line in enumerate(path.read_text().splitlines(), 1):
-        body, _, reason = line.partition("#")
-        body, reason = body.strip(), reason.strip()
+        body, _, comment = line.partition("#")
+        body, comment = body.strip(), comment.strip()
         if not body:
             continue
+        where = f"{path}:{n}"
         f = body.split()
         if len(f) != 3 or not f[2] or \
                 any(r not in RESULTS for r in f[2].split("|")):
-            die(f"{path}:{n}: want 'MODULE TEST pass|fail|skip|xfail "
-                f"[# reason]' (or two, as skip|fail), got {line!r}")
-        if f[2] != "pass" and not reason:
-            die(f"{path}:{n}: expected {f[2]} of {f[1]} needs a '# reason'")
-        exp.setdefault(f[0], {})[f[1]] = (f[2], reason)
+            die(f"{where}: want 'MODULE TEST pass|fail|skip|xfail "
+                f"[# reason  match: pattern]' (or two, as skip|fail), got "
+                f"{line!r}")
+        m = MATCH.match(comment)
+        reason, pat = (m.group("reason").strip(), m.group("pattern").strip()) \
+            if m else (comment, "")
+        if f[2] == "pass":
+            if pat:
+                die(f"{where}: a pass takes no 'match:' pattern ({f[1]})")
+            exp.setdefault(f[0], {})[f[1]] = Expected(f[2], reason, None,
+                                                      where)
+            continue
+        if not reason:
+            die(f"{where}: expected {f[2]} of {f[1]} needs a '# reason'")
+        if not pat:
+            die(f"{where}: expected {f[2]} of {f[1]} has no pattern: end its "
+                "reason with '  match: REGEX', what the test's output says "
+                "for that reason (see the file's header)")
+        try:
+            rx = re.compile(pat, re.MULTILINE)
+        except re.error as e:
+            die(f"{where}: the pattern of {f[1]} is not a regular "
+                f"expression: {e}: {pat!r}")
+        if rx.search(""):
+            die(f"{where}: the pattern of {f[1]} matches an empty output, "
+                f"so any: {pat!r}")
+        exp.setdefault(f[0], {})[f[1]] = Expected(f[2], reason, rx, where)
     return exp
 
 
@@ -429,18 +506,184 @@ def expected_for_modes(expected, modules, ksft, modes, ssh_mods):
         expected[m] = keep
 
 
-def compare(results, expected, modules):
-    """The mismatches of RESULTS against EXPECTED, one line each."""
+def kconfig_of(kernel):
+    """The .config of the build of KERNEL (its build directory, or an
+    image in it such as OBJ/arch/x86/boot/bzImage), or None."""
+    p = Path(kernel).resolve()
+    for d in [p] + list(p.parents)[:4]:
+        if (d / ".config").is_file():
+            return d / ".config"
+    return None
+
+
+def check_reasons(expected, config):
+    """End the run (a setup error) if a reason of EXPECTED is false
+    here (false_reasons()), the guest kernel's claims checked against
+    CONFIG (its .config; not checked when there is none)."""
+    kconfig = None
+    if config and Path(config).is_file():
+        kconfig = Path(config).read_text(errors="replace")
+    else:
+        progress(f"no guest kernel .config ({config}): the reasons' "
+                 "CONFIG_ claims are not checked")
+    bad = false_reasons(expected, kconfig)
+    if bad:
+        die("reasons of the expected results that are false here:\n  "
+            + "\n  ".join(bad))
+
+
+def excerpt(text, lines=25, width=300):
+    """The last LINES lines of TEXT, each cut to WIDTH, indented: a
+    test's output in a mismatch."""
+    tail = (text or "(no output recorded)").splitlines()[-lines:]
+    return "\n".join("    | " + (x if len(x) <= width else
+                                 x[:width] + "...") for x in tail)
+
+
+def compare(results, expected, modules, outputs):
+    """The mismatches of RESULTS against EXPECTED, one entry each: a
+    result not expected, or an expected one other than pass whose
+    output (OUTPUTS: {module: {test: output}}) does not match its
+    pattern, which names the pattern, the reason and the output's
+    tail."""
     bad = []
     for mod in modules:
         got = results.get(mod, {})
         want = expected.get(mod, {})
         for t in sorted(set(got) | set(want)):
             g = got.get(t, "missing")
-            w = want.get(t, ("not listed", ""))[0]
-            if g not in w.split("|"):
-                bad.append(f"{mod} {t}: {g}, expected {w}")
+            w = want.get(t, Expected("not listed"))
+            if g not in w[0].split("|"):
+                bad.append(f"{mod} {t}: {g}, expected {w[0]}")
+                continue
+            if g == "pass":
+                continue
+            pat = w[2] if len(w) > 2 else None
+            text = (outputs or {}).get(mod, {}).get(t)
+            if pat is None or text is None or not pat.search(text):
+                why = f"/{pat.pattern}/" if pat is not None else \
+                    "no pattern"
+                bad.append(f"{mod} {t}: {g}, but not as expected: its "
+                           f"output does not match {why}"
+                           f" ({w[3] if len(w) > 3 else 'expected'}: "
+                           f"{w[1]})\n{excerpt(text)}")
     return bad
+
+
+# What a reason may claim that this machine can check (false_reasons()):
+# the guest kernel's config, the host's tools the lab uses, the guest's
+# ethtool. Each: (a pattern of the reason, its check's name).
+CLAIMS = [
+    (re.compile(r"\bno clang\b|clang (?:is )?not (?:installed|here)"),
+     "clang"),
+    (re.compile(r"guest kernel (?:has no|lacks) ([^;]*)"), "kconfig"),
+    (re.compile(r"pahole >= ([\d.]+), Debian 12 has ([\d.]+)"), "pahole"),
+    (re.compile(r"guest's ethtool ([\d.]+) has no --json for -l"),
+     "ethtool"),
+]
+
+
+def _configs(clause):
+    """The CONFIG_ symbols a reason's clause names: CONFIG_A(_B) is
+    CONFIG_A and CONFIG_A_B, CONFIG_A/CONFIG_B both."""
+    names = []
+    for m in re.finditer(r"CONFIG_(\w+?)(?:\((_\w+)\))?(?![\w(])", clause):
+        names.append(f"CONFIG_{m.group(1)}")
+        if m.group(2):
+            names.append(f"CONFIG_{m.group(1)}{m.group(2)}")
+    return names
+
+
+def _version(text):
+    """The first dotted version number in TEXT as a tuple of ints."""
+    m = re.search(r"(\d+(?:\.\d+)+)", text or "")
+    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+
+
+def _run(cmd):
+    """stdout and stderr of CMD, or None when it cannot run."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=30, check=False)
+    except OSError:
+        return None
+    return p.stdout + p.stderr
+
+
+def guest_ethtool():
+    """The ethtool the x86_64 guest runs: the lab's in the cache
+    (lab/common.sh puts it first on the guest's PATH), else the host's."""
+    lab = CACHE / "tools" / "bin" / "ethtool"
+    return str(lab) if lab.exists() else shutil.which("ethtool")
+
+
+def false_reasons(expected, kconfig=None, which=shutil.which, run=_run,
+                  ethtool=None):
+    """The reasons of EXPECTED ({module: {test: Expected}}) that claim
+    what is not so here, one line each (FILE:LINE: what): 'no clang'
+    with clang installed, 'the guest kernel has no CONFIG_X' with X set
+    in KCONFIG (the text of the guest kernel's .config; None: not
+    checked), a pahole bound that the host's pahole meets, a guest
+    ethtool of another version or with --json for -l. WHICH and RUN find
+    and run the host's tools; ETHTOOL is the guest's (guest_ethtool())."""
+    bad = []
+    seen = set()
+    for tests in expected.values():
+        for t, e in tests.items():
+            reason, where = e[1], (e[3] if len(e) > 3 else "")
+            if (where, reason) in seen:
+                continue
+            seen.add((where, reason))
+            for rx, what in CLAIMS:
+                for m in rx.finditer(reason):
+                    err = _check_claim(what, m, kconfig, which, run,
+                                       ethtool or guest_ethtool())
+                    if err:
+                        bad.append(f"{where}: {t}: the reason says "
+                                   f"{m.group(0)!r}, but {err}")
+    return bad
+
+
+def _check_claim(what, m, kconfig, which, run, ethtool):
+    """What is false in claim M of kind WHAT, or None (see
+    false_reasons())."""
+    if what == "clang":
+        path = which("clang")
+        return f"clang is installed ({path})" if path else None
+    if what == "kconfig":
+        if kconfig is None:
+            return None
+        names = _configs(m.group(1))
+        on = [c for c in names
+              if re.search(rf"^{c}=[ym]$", kconfig, re.MULTILINE)]
+        if not names:
+            return None
+        return (f"the guest kernel's config sets {', '.join(on)}"
+                if on else None)
+    if what == "pahole":
+        if not which("pahole"):
+            return None
+        have = _version(run(["pahole", "--version"]))
+        need, said = _version(m.group(1)), _version(m.group(2))
+        if have and have >= need:
+            return f"the host's pahole is {'.'.join(map(str, have))}"
+        if have and have != said:
+            return (f"the host's pahole is {'.'.join(map(str, have))}, "
+                    f"not {m.group(2)}")
+        return None
+    if what == "ethtool":
+        if not ethtool:
+            return "no ethtool found to check it"
+        have = _version(run([ethtool, "--version"]))
+        said = _version(m.group(1))
+        if not have or have[:len(said)] != said:
+            return (f"the guest's ethtool ({ethtool}) is "
+                    f"{'.'.join(map(str, have or ()))}")
+        out = run([ethtool, "--json", "-l", "lo"]) or ""
+        if "JSON output not available" not in out:
+            return (f"{ethtool} --json -l does not refuse JSON: "
+                    f"{out.strip()[:200]!r}")
+    return None
 
 
 def run_guest(cmd, env, out, names, what, log_name, echo, boot_env=None,
@@ -574,6 +817,7 @@ def main_armv7(args):
                 env=jobs)
     rootfs = build("armhf rootfs",
                    ["bash", str(LAB / "vm" / "rootfs-arm.sh")])
+    check_reasons(expected, kconfig_of(obj))
     which = {"upstream": "base", "series": "series"}
     kos = {n: build(f"{n} lan743x.ko",
                     kbuild + ["module", "armv7-virt", which[n]], env=jobs)
@@ -623,7 +867,8 @@ def main_armv7(args):
                          boot_env=lambda b: {"VM_CONSOLE_LOG": str(
                              out / f"console-{b}.log")})
 
-    results = parse_ktap(out, names)
+    outputs = {}
+    results = parse_ktap(out, names, outputs)
     if rc:
         print(f"selftests.py: the guest run failed (rc {rc}), see "
               f"{out}/guest-{boot}.log", file=sys.stderr)
@@ -633,7 +878,7 @@ def main_armv7(args):
         for m in names:
             expected[m] = {t: v for t, v in expected.get(m, {}).items()
                            if t in results.get(m, {})}
-    bad = compare(results, expected, names)
+    bad = compare(results, expected, names, outputs)
     counts = report(results, expected, names, bad, tag=lambda m, t:
                     " [armv7]" if t in arm.get(m, {}) else "")
     print(f"selftests (armv7): {counts['pass']} passed, {counts['fail']} "
@@ -708,6 +953,7 @@ def main():
                               "guest"], "guest kernel"))
         kernel = str(obj / "arch/x86/boot/bzImage")
         moddir = args.moddir or str(obj / "mods")
+    check_reasons(expected, kconfig_of(kernel))
     if args.module:
         mods = [m.split("=", 1) for m in args.module]
     else:
@@ -791,7 +1037,8 @@ def main():
                          console, ("[selftests.sh]", "vm.sh: "))
 
     names = [n for n, _ in mods]
-    results = parse_ktap(out, names)
+    outputs = {}
+    results = parse_ktap(out, names, outputs)
     if rc:
         print(f"selftests.py: the VM run failed (rc {rc}), see "
               f"{out / console(boot)}", file=sys.stderr)
@@ -802,7 +1049,7 @@ def main():
     if args.tests:
         # a subset: compare only what ran (lab.* checks always run)
         ran_only(expected, results, names)
-    bad = compare(results, expected, names)
+    bad = compare(results, expected, names, outputs)
     n = report(results, expected, names, bad)
     print(f"selftests: {n['pass']} passed, {n['fail']} failed"
           + (f", {n['skip']} skipped" if n["skip"] else "")
@@ -869,22 +1116,24 @@ def main_whole(args, cmd, env, out, names, install, expected):
         progress(f"boot {boot} ended with rc {rc} after {now} files: "
                  "booting again, on from the next file")
         done = now
-    results = {}
+    results, outputs = {}, {}
     for n in names:
-        results[n], notrun, tap = ksft_results.module_results(out, n, entries)
+        outputs[n] = {}
+        results[n], notrun, tap = ksft_results.module_results(out, n, entries,
+                                                              outputs[n])
         (out / n / "not-run.txt").write_text("".join(f"{e}\n"
                                                      for e in notrun))
         (out / n / "ksft.tap").write_text(tap, encoding="utf-8")
         if notrun:
             progress(f"module {n}: {len(notrun)} files did not run: "
                      f"{' '.join(notrun)}")
-    ksft_results.write_results(out / "results.txt", results)
+    ksft_results.write_results(out / "results.txt", results, outputs)
     (out / "table.md").write_text(ksft_results.file_table(results, names, entries))
     got = {m: {t: v[0] for t, v in r.items()} for m, r in results.items()}
     if args.files:
         # a subset: its files' own lines and what ran
         ran_only(expected, got, names, keep=entries)
-    bad = compare(got, expected, names)
+    bad = compare(got, expected, names, outputs)
     n = report(got, expected, names, bad)
     print(f"ksft: {n['pass']} passed, {n['fail']} failed, {n['skip']} "
           f"skipped; {len(bad)} not as in {Path(args.expected).name}; "
