@@ -77,6 +77,10 @@ GENERIC_TESTS = ("drivers/net:ping.py", "drivers/net:stats.py",
                  "drivers/net/hw:tso.py", "drivers/net/hw:ethtool_std_stats.sh",
                  "drivers/net/hw:ethtool_rmon.sh")
 UDP_PORT = 5299
+#: the UDP rate (Mbit/s, the sender's) below which a partner does not
+#: drive the link at 1 Gbit/s: refused by default (--peer-min-mbit), a
+#: warning with --peer-min-mbit 0
+PEER_MBIT = 900
 
 
 class Unreachable(BoardError):
@@ -218,7 +222,7 @@ def parse_args(argv=None):
     ap.add_argument("--peer-from-dut", default=None, help="ssh destination "
                     "of the partner as the board reaches it (REMOTE_ARGS of "
                     "net.config; default: --peer)")
-    ap.add_argument("--peer-min-mbit", type=int, default=900,
+    ap.add_argument("--peer-min-mbit", type=int, default=PEER_MBIT,
                     help="refuse a partner whose UDP sender reaches less "
                     "(0: only warn)")
     ap.add_argument("--no-selftests", action="store_true")
@@ -378,9 +382,10 @@ def partner_check(args, dut, peer, facts, warnings):
     why = []
     if res["link_mbit"] is not None and res["link_mbit"] < 1000:
         why.append(f"its link runs at {res['link_mbit']} Mb/s")
-    if res["udp_sent_mbit"] < args.peer_min_mbit:
+    limit = args.peer_min_mbit or PEER_MBIT
+    if res["udp_sent_mbit"] < limit:
         why.append(f"it sent UDP at {res['udp_sent_mbit']:.0f} Mbit/s "
-                   f"(below {args.peer_min_mbit})")
+                   f"(below {limit})")
     if why:
         msg = ("the partner cannot drive the link at 1 Gbit/s: "
                + "; ".join(why))
