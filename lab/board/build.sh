@@ -42,6 +42,7 @@ apply_hunks() {
 	local dir=$1 inc=$2 p
 	shift 2
 	for p in "$@"; do
+		p=$(realpath "$p")
 		# shellcheck disable=SC2086
 		(cd "$dir" && GIT_CEILING_DIRECTORIES=$(dirname "$dir") \
 			git apply -p1 $inc "$p") ||
@@ -79,11 +80,26 @@ module)
 	[ -f "$SRC/$DRV/lan743x_main.c" ] || die "SRC=$SRC: no $DRV/lan743x_main.c"
 	grep -q '^CONFIG_LAN743X=m' "$KDIR/.config" ||
 		note "warning: $KDIR/.config has no CONFIG_LAN743X=m"
+	if [ ! -e "$KDIR/Module.symvers" ]; then
+		# a tree from modules_prepare (KCONFIG=): modpost cannot check the
+		# symbols the module uses; insmod on the board does
+		note "no Module.symvers in $KDIR: unresolved symbols are warnings here"
+		! grep -q '^CONFIG_MODVERSIONS=y' "$KDIR/.config" ||
+			note "warning: CONFIG_MODVERSIONS=y without Module.symvers: the module carries no symbol versions and the board's kernel will refuse it; use the tree the board's kernel was built in (KDIR=)"
+		export KBUILD_MODPOST_WARN=1
+	fi
 	w=$OUT/$NAME/src
 	rm -rf "$w"
 	mkdir -p "$w/$DRV"
-	cp "$SRC/$DRV"/lan743x_* "$SRC/$DRV/Makefile" "$w/$DRV/"
+	# the directory's files (its other drivers' subdirectories left out)
+	find "$SRC/$DRV" -maxdepth 1 -type f -exec cp {} "$w/$DRV/" \;
 	apply_hunks "$w" "--include=$DRV/*" "$@"
+	# what the driver's Kconfig entry selects must be in the board's kernel
+	for sym in $(awk '/^config LAN743X$/ { on = 1; next } /^(config|endif|menu)/ { on = 0 }
+		on && $1 == "select" { print $2 }' "$w/$DRV/Kconfig"); do
+		grep -q "^CONFIG_$sym=[ym]" "$KDIR/.config" ||
+			note "warning: the $NAME driver selects $sym, not set in $KDIR/.config: the board's kernel needs CONFIG_$sym"
+	done
 	# the driver's lines of the directory's Makefile, as an out-of-tree
 	# Kbuild: the other drivers of the directory are not built
 	{
