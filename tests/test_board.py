@@ -569,3 +569,36 @@ def test_udpseq_counts():
     assert sent > 1000
     assert got["received"] == sent and got["highest"] == sent - 1
     assert 0 < got["max_gap_ms"] < 500
+
+
+def test_series_patches_and_config(tmp_path):
+    """The series for a 7.x source is net, then net-next-1, -2, -3 in
+    order (cover letters left out); the 6.12 backport changes the kernel
+    itself (a page_pool helper), which the kit names; the selftests'
+    options missing from a kernel config are listed."""
+    import board_build  # pylint: disable=import-outside-toplevel
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 3\n")
+    ps = board_build.series_patches(src)
+    stacks = [p.parent.name for p in ps]
+    assert stacks == sorted(stacks, key=["net", "net-next-1", "net-next-2",
+                                         "net-next-3"].index)
+    assert stacks[0] == "net" and "net-next-3" in stacks
+    assert not any(p.name.startswith("0000-") for p in ps)
+    assert board_build.core_changes(ps) == []
+    (src / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 12\n")
+    ps = board_build.series_patches(src)
+    assert {p.parent.name for p in ps} == {"6.12", "6.12-2"}
+    assert any(f.startswith(("net/core/", "include/"))
+               for f in board_build.core_changes(ps))
+    (src / "Makefile").write_text("VERSION = 5\nPATCHLEVEL = 10\n")
+    with pytest.raises(board_parse.BoardError, match="no stack for Linux 5.10"):
+        board_build.series_patches(src)
+    cfg = tmp_path / "config"
+    cfg.write_text("CONFIG_IPV6=y\nCONFIG_VLAN_8021Q=y\nCONFIG_TLS=m\n")
+    frag = tmp_path / "frag"
+    frag.write_text("CONFIG_IPV6=y\nCONFIG_VLAN_8021Q=m\nCONFIG_TLS=y\n"
+                    "CONFIG_FAILSLAB=y\nCONFIG_DEBUG_INFO_BTF_MODULES=n\n")
+    assert board_build.kconfig_missing(cfg, [frag]) == [
+        "CONFIG_TLS=y", "CONFIG_FAILSLAB=y"]

@@ -109,10 +109,13 @@ class Host:
         """CMD run there: the CompletedProcess; Unreachable when ssh
         itself fails (exit 255)."""
         try:
+            # no input: /dev/null, never the kit's terminal (a remote
+            # ssh or test reading it would stop the run)
+            io = {"input": stdin} if stdin is not None else \
+                {"stdin": subprocess.DEVNULL}
             p = subprocess.run(self.argv(cmd), text=stdin is None or
-                               isinstance(stdin, str),
-                               input=stdin, capture_output=True,
-                               timeout=timeout, check=False)
+                               isinstance(stdin, str), capture_output=True,
+                               timeout=timeout, check=False, **io)
         except subprocess.TimeoutExpired as e:
             raise BoardError(f"{self.role} {self.spec}: {cmd!r} did not end "
                              f"within {timeout} s") from e
@@ -140,6 +143,7 @@ class Host:
     def popen(self, cmd):
         """CMD started there, its output readable as it comes."""
         return subprocess.Popen(self.argv(cmd), text=True,
+                                stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
 
@@ -225,6 +229,10 @@ def parse_args(argv=None):
     ap.add_argument("--peer-min-mbit", type=int, default=PEER_MBIT,
                     help="refuse a partner whose UDP sender reaches less "
                     "(0: only warn)")
+    ap.add_argument("--net-config", action="append", default=[],
+                    metavar="KEY=VALUE", help="a further line of net.config, "
+                    "e.g. PATH_MAX_MTU=1500 (a switch that passes no jumbo "
+                    "frames)")
     ap.add_argument("--no-selftests", action="store_true")
     ap.add_argument("--no-bench", action="store_true")
     ap.add_argument("--tracefs", default="/sys/kernel/tracing")
@@ -264,6 +272,9 @@ def parse_args(argv=None):
         progress(f"note: {args.reps} repetitions; the project's figures "
                  "need at least 5")
     args.peer_from_dut = args.peer_from_dut or args.peer
+    bad = [c for c in args.net_config if not re.fullmatch(r"[A-Z_0-9]+=\S*", c)]
+    if bad:
+        ap.error(f"--net-config {bad[0]!r}: KEY=VALUE")
     return args
 
 
@@ -735,6 +746,7 @@ class Board:
                  f"REMOTE_ARGS={a.peer_from_dut}"]
         if a.local_v6 and a.remote_v6:
             lines += [f"LOCAL_V6={a.local_v6}", f"REMOTE_V6={a.remote_v6}"]
+        lines += a.net_config
         return "\n".join(lines) + "\n"
 
     def selftests(self, name, tests):
@@ -742,7 +754,7 @@ class Board:
         result} (the KTAP goes to selftests-NAME.ktap)."""
         progress(f"selftests with {name}: {len(tests)} files")
         cmd = (f"cd {self.w}/ksft && ./run_kselftest.sh "
-               + " ".join(f"-t {t}" for t in tests))
+               + " ".join(f"-t {t}" for t in tests) + " </dev/null")
         p = self.dut.run(cmd, timeout=3 * 3600)
         ktap = p.stdout + (f"\n# stderr:\n{p.stderr}" if p.stderr else "")
         (self.out / f"selftests-{name}.ktap").write_text(ktap)

@@ -139,8 +139,43 @@ def build_ksft(args, out, meta):
     kdir, src = Path(meta["kdir"]), Path(meta["src"])
     patches = [ROOT / p for p in meta["patches"]]
     progress("make install of the kselftests drivers/net/hw and drivers/net")
-    return Path(build_sh(args, "ksft", kdir, src, out / "selftests",
+    ksft = Path(build_sh(args, "ksft", kdir, src, out / "selftests",
                          *patches))
+    missing = kconfig_missing(
+        kdir / ".config", [out / "selftests" / "ksft-src" / "tools/testing/"
+                           f"selftests/{d}/config"
+                           for d in ("drivers/net", "drivers/net/hw")])
+    meta["kconfig_missing"] = missing
+    if missing:
+        progress("warning: the board's kernel lacks options the selftests "
+                 "ask for (their cases that need them skip or fail): "
+                 + " ".join(missing))
+    return ksft
+
+
+def kconfig_missing(config, fragments):
+    """The options of FRAGMENTS (the selftests' config files) that the
+    kernel CONFIG does not have as asked (=n ones: set there)."""
+    have = {}
+    for line in Path(config).read_text(encoding="utf-8", errors="replace").splitlines():
+        m = re.match(r"(CONFIG_\w+)=(.*)", line)
+        if m:
+            have[m.group(1)] = m.group(2)
+    out = []
+    for f in fragments:
+        if not Path(f).exists():
+            continue
+        for line in Path(f).read_text(encoding="utf-8").splitlines():
+            m = re.match(r"(CONFIG_\w+)=(.*)", line)
+            if not m:
+                continue
+            k, v = m.groups()
+            got = have.get(k, "n")
+            # built in where a module is asked for does as well
+            ok = got == v or (v == "m" and got == "y")
+            if not ok and f"{k}={v}" not in out:
+                out.append(f"{k}={v}")
+    return out
 
 
 def vermagic(ko):

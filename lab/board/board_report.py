@@ -155,6 +155,11 @@ def table(summary, mods, meta):
         lines += ["Rows this board's kernel could not give (n/a above):", ""]
         lines += [f"- {k}: {v}" for k, v in sorted(unavailable.items())]
         lines.append("")
+    missing = (meta.get("build") or {}).get("kconfig_missing")
+    if missing:
+        lines += ["Options the selftests' config files ask for that the "
+                  "board's kernel (KDIR/.config) does not have: "
+                  + " ".join(missing), ""]
     lines += ["Emulator-only rows of `make bench` (the emulated device's "
               "counters; not measured here): " + ", ".join(EMULATOR_ONLY)
               + ".", ""]

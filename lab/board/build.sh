@@ -141,9 +141,14 @@ ksft)
 		make -s -C "$t/tools/testing/selftests" TARGETS="$tg" \
 			INSTALL_PATH="$OUT/ksft" install >>"$OUT/ksft-install.log" 2>&1 ||
 			die "make install of the kselftests failed: $(tail -5 "$OUT/ksft-install.log")"
-		# a binary the board cannot run is left out and named
+		# a binary the board cannot run is left out and named (e_machine:
+		# EM_ARM 40, EM_AARCH64 183, EM_X86_64 62; BPF objects, EM_BPF
+		# 247, load on any)
+		case "$KARCH" in arm) em=40 ;; arm64) em=183 ;; *) em=62 ;; esac
 		find "$OUT/ksft" -type f -print0 | while IFS= read -r -d '' f; do
-			if [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+			[ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
+			m=$(od -An -tu2 -j18 -N2 "$f" | tr -d ' ')
+			if [ "$m" != "$em" ] && [ "$m" != 247 ]; then
 				echo "${f#"$OUT"/ksft/}" >>"$OUT/not-for-board.txt"
 				rm -f "$f"
 			fi
