@@ -148,6 +148,13 @@ enum {
     L7O_NUM
 };
 
+/* a tail write waiting for its descriptor fetch (desc-fetch-ns) */
+#define L7_FETCH_MAX        8
+typedef struct L7Fetch {
+    int64_t due;
+    uint32_t val;
+} L7Fetch;
+
 /* kinds of descriptor errors (desc-check), counted per kind */
 enum {
     L7DE_TAIL,                  /* tail outside the ring (refused) */
@@ -257,6 +264,15 @@ typedef struct L7Counters {
     uint64_t wb_late_writes;     /* batches written after their stop */
     uint64_t wb_discarded;       /* pending batches dropped by a reset */
     uint64_t wb_freed_ring_writes; /* written into a reprogrammed ring */
+    uint64_t dma_errors;         /* pci_dma_* not MEMTX_OK (vIOMMU fault) */
+    uint64_t strict_dma_errors;  /* strict-dma: writes the run fails on */
+    uint64_t desc_fetch_delayed; /* tail writes acted on after a delay */
+    uint64_t rx_dma_timed_frames; /* frames moved by the timed RX DMA */
+    uint64_t rx_dma_wait_ns;     /* DMA start to in the ring, summed */
+    uint64_t rx_dma_wait_max_ns;
+    uint64_t dma_coal_holds;     /* frames held by DMA coalescing */
+    uint64_t dma_coal_exit_why[4];  /* threshold, timer, csr, interrupt */
+    uint64_t mac_fse_refused;    /* MAC_RX FSE changes ignored (RXEN) */
     uint64_t async_started[L7A_KINDS];
     uint64_t async_busy_reads[L7A_KINDS];
     uint64_t async_wait_ns[L7A_KINDS];      /* virtual time, start to end */
@@ -341,6 +357,16 @@ struct Lan7430State {
     uint32_t tx_wb_batch;        /* honour TX_CFG_A head write-back batching */
     uint32_t wb_at_stop;         /* 0: a stop flushes pending write-backs,
                                   * 1: they are written after it (late) */
+    uint32_t desc_fetch_ns;      /* tail write to descriptor fetch */
+    uint32_t dma_rate;           /* RX DMA bytes per us, 0 = infinite */
+    uint32_t wb_latency_ns;      /* data written to descriptor written */
+    uint32_t dma_coal;           /* honour DMAC_CFG.COAL_EN */
+    uint32_t dma_coal_timer_unit_us; /* DMAC_COAL_CFG TIMER_LIMIT unit */
+    uint32_t dma_coal_thres_unit;    /* DMAC_COAL_CFG RX_THRES unit, bytes */
+    uint32_t stats_bits;         /* statistics counter width: 20 or 32 */
+    uint32_t fse_lock;           /* MAC_RX FSE unchangeable while RXEN */
+    bool strict_dma;             /* bad DMA writes stop the run */
+    uint16_t pci_rev;            /* PCI revision ID, 0xFFFF: the variant's */
 
     /* fault injection (QOM properties, settable at runtime) */
     L7Fault fault[L7F_NUM];
@@ -418,9 +444,28 @@ struct Lan7430State {
     uint32_t dmac_run;           /* START_x bits as last commanded */
     uint32_t dmac_stop;          /* STOP_x bits */
     uint32_t rx_head[L7_NUM_RX_CH];
-    uint32_t rx_tail[L7_NUM_RX_CH];
+    uint32_t rx_tail[L7_NUM_RX_CH];     /* the DMA's (fetched) tail */
     uint32_t tx_head[L7_MAX_TX_CH];
     uint32_t tx_tail[L7_MAX_TX_CH];
+    uint32_t rx_tail_reg[L7_NUM_RX_CH]; /* the register as written */
+    uint32_t tx_tail_reg[L7_MAX_TX_CH];
+    /* tail writes not yet acted on (desc-fetch-ns): RX 0-3, TX 4-7 */
+    L7Fetch fetch[L7_NUM_RX_CH + L7_MAX_TX_CH][L7_FETCH_MAX];
+    int fetch_n[L7_NUM_RX_CH + L7_MAX_TX_CH];
+    QEMUTimer *fetch_timer;
+    /* timed RX DMA (dma-rate, wb-latency-ns): the frame at the head of a
+     * channel's FIFO is in the ring at rx_dma_due (0 = none moving) */
+    int64_t rx_dma_due[L7_NUM_RX_CH];
+    int64_t rx_dma_t0[L7_NUM_RX_CH];
+    int64_t dma_link_free;       /* the PCIe link is free from then on */
+    QEMUTimer *rx_dma_timer;
+    /* DMA coalescing (dma-coal): RX frames held in the FIFOs */
+    bool coal_idle;              /* coalescing: frames are held */
+    int64_t coal_due;            /* its timer, 0 = not started */
+    bool coal_int;               /* an interrupt was sent: exit (timer) */
+    QEMUTimer *coal_timer;
+    bool strict_failed;          /* strict-dma: the run failed */
+    QEMUBH *strict_bh;
     uint32_t fct_rx_en;
     uint32_t fct_tx_en;
     uint32_t fct_int_sts;
@@ -510,9 +555,12 @@ static inline uint32_t l7_reg(Lan7430State *s, hwaddr off)
     return s->regs[off >> 2];
 }
 
+uint32_t l7_stat_mask(Lan7430State *s, hwaddr off);
+
+/* statistics counters wrap at their width (stats-counter-bits) */
 static inline void l7_stat_add(Lan7430State *s, hwaddr off, uint32_t v)
 {
-    s->regs[off >> 2] += v;
+    s->regs[off >> 2] = (s->regs[off >> 2] + v) & l7_stat_mask(s, off);
 }
 
 static inline uint64_t l7_addr64(Lan7430State *s, hwaddr hi, hwaddr lo)
@@ -562,6 +610,11 @@ void l7_dma_rx_reset(Lan7430State *s, int ch);
 void l7_dma_tx_reset(Lan7430State *s, int ch);
 void l7_dmac_reset(Lan7430State *s);
 void l7_stats_reset(Lan7430State *s);
+void l7_strict_dma_fail(Lan7430State *s, const char *what, int ch);
+void l7_strict_bh(void *opaque);
+void l7_fetch_timer_cb(void *opaque);
+bool l7_tail_write(Lan7430State *s, bool tx, int ch, uint32_t val);
+void l7_fetch_cancel(Lan7430State *s, bool tx, int ch);
 void l7_soft_reset(Lan7430State *s);
 
 /* lan7430-irq.c */
@@ -611,6 +664,10 @@ void l7_rx_kick(Lan7430State *s);
 void l7_pause_refresh_cb(void *opaque);
 void l7_peer_pause_cb(void *opaque);
 void l7_peer_pause_changed(Lan7430State *s);
+void l7_rx_dma_timer_cb(void *opaque);
+void l7_coal_timer_cb(void *opaque);
+void l7_coal_exit(Lan7430State *s, int why);
+bool l7_coal_on(Lan7430State *s);
 
 /* lan7430-tx.c */
 void l7_tx_batch_discard(Lan7430State *s, int ch);

@@ -391,6 +391,12 @@ void l7_update_irq(Lan7430State *s)
                 s->vec_en &= ~vbit;
             }
             l7_fire_auto_clear(s, vec_pending[v]);
+            if (s->coal_idle && (l7_reg(s, L7_DMAC_COAL_CFG) &
+                                 L7_DMAC_COAL_CFG_INT_EXIT)) {
+                /* an interrupt ends DMA coalescing: after this update */
+                s->coal_int = true;
+                timer_mod(s->coal_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+            }
             if (msix) {
                 if (v < d->msix_entries_nr) {
                     msix_notify(d, v);

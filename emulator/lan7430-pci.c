@@ -47,6 +47,15 @@ static bool l7_variant_realize(Lan7430State *s, Error **errp)
     if (!s->id_rev) {
         s->id_rev = s->var->id_rev;
     }
+    if (s->pci_rev == 0xFFFF) {
+        pci_config_set_revision(PCI_DEVICE(s)->config, s->var->revision);
+    } else if (s->pci_rev > 0xFF) {
+        error_setg(errp, "pci-revision %u: the PCI revision ID is 0..255",
+                   s->pci_rev);
+        return false;
+    } else {
+        pci_config_set_revision(PCI_DEVICE(s)->config, s->pci_rev);
+    }
     if (!s->var->ext_phy) {
         s->phy_addr = s->var->phy_addr;     /* internal PHY: fixed */
     } else if (s->phy_addr == 0xFF) {
@@ -113,6 +122,10 @@ static void lan7430_realize(PCIDevice *pd, Error **errp)
                                         l7_rx_irq_hold_cb, s);
     s->wb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_wb_cb, s);
     s->op_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_op_timer_cb, s);
+    s->fetch_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_fetch_timer_cb, s);
+    s->rx_dma_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_dma_timer_cb, s);
+    s->coal_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_coal_timer_cb, s);
+    s->strict_bh = qemu_bh_new(l7_strict_bh, s);
     s->rxb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_rx_batch_timer_cb, s);
     s->txb_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, l7_tx_batch_timer_cb, s);
     s->pause_refresh_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
@@ -169,6 +182,10 @@ static void lan7430_exit(PCIDevice *pd)
         l7_rx_fifo_flush(s, v, false);
     }
     timer_free(s->op_timer);
+    timer_free(s->fetch_timer);
+    timer_free(s->rx_dma_timer);
+    timer_free(s->coal_timer);
+    qemu_bh_delete(s->strict_bh);
     timer_free(s->rxb_timer);
     timer_free(s->txb_timer);
     timer_free(s->pause_refresh_timer);
@@ -199,6 +216,8 @@ static Property lan7430_properties[] = {
     DEFINE_PROP_UINT32("int-mod-unit-ns", Lan7430State, int_mod_unit_ns, 1000),
     DEFINE_PROP_BOOL("msix", Lan7430State, use_msix, true),
     DEFINE_PROP_STRING("exit-report", Lan7430State, exit_report),
+    DEFINE_PROP_BOOL("strict-dma", Lan7430State, strict_dma, false),
+    DEFINE_PROP_UINT16("pci-revision", Lan7430State, pci_rev, 0xFFFF),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -238,6 +257,15 @@ static void lan743x_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "reset-counters",
         "write true to zero all model-internal counters");
     l7_class_add_runtime_props(klass);
+    object_class_property_set_description(klass, "strict-dma",
+        "on = a device write the driver cannot have wanted (a write-back "
+        "after its channel's DMA stop completed, into a ring reprogrammed "
+        "since, or a DMA the bus/vIOMMU refused) is an error: reported, "
+        "counted in strict_dma_errors and the guest reported panicked "
+        "(GUEST_PANICKED); off = only counted");
+    object_class_property_set_description(klass, "pci-revision",
+        "PCI revision ID (0..255); default the variant's (0x00, an "
+        "estimate: the driver does not read it)");
 }
 
 /* one concrete type per chip, data = its L7Variant */

@@ -282,7 +282,23 @@ char *lan7430_get_counters(Object *obj, Error **errp)
     J(wb_late_writes);
     J(wb_discarded);
     J(wb_freed_ring_writes);
+    J(dma_errors);
+    J(strict_dma_errors);
+    J(desc_fetch_delayed);
+    J(rx_dma_timed_frames);
+    J(rx_dma_wait_ns);
+    J(rx_dma_wait_max_ns);
+    J(dma_coal_holds);
+    J(mac_fse_refused);
 #undef J
+    {
+        static const char *const why[4] = {
+            "threshold", "timer", "csr", "interrupt",
+        };
+        l7_json_named(g, "dma_coal_exit_why", why, c->dma_coal_exit_why, 4);
+    }
+    g_string_append_printf(g, "\"dma_coal_idle\":%d,", s->coal_idle);
+    g_string_append_printf(g, "\"strict_dma_failed\":%d,", s->strict_failed);
     l7_json_peer_pause(g, s);
     g_string_append_printf(g, "\"wb_at_stop\":%u,", s->wb_at_stop);
     g_string_append_printf(g, "\"rx_fifo_kib\":%u,", s->rx_fifo_kib);
@@ -353,6 +369,7 @@ typedef struct L7PropU32 {
     uint32_t def;
     void (*changed)(Lan7430State *s);
     const char *desc;
+    uint32_t min, max;          /* the accepted range; max 0: any value */
 } L7PropU32;
 
 /* stat-preset: every statistics counter takes the value written */
@@ -361,7 +378,7 @@ static void l7_stat_preset_changed(Lan7430State *s)
     hwaddr off;
 
     for (off = L7_STAT_FIRST; off <= L7_STAT_LAST; off += 4) {
-        s->regs[off >> 2] = s->stat_preset;
+        s->regs[off >> 2] = s->stat_preset & l7_stat_mask(s, off);
     }
 }
 
@@ -434,6 +451,33 @@ static const L7PropU32 l7_u32_props[] = {
       NULL, "every Nth hashed RX frame (0 = off) with RFE_RSS_CFG "
       "RSS_HASH_STORE: the RSS hash over data2 and data3 of the LS "
       "descriptor (buffer address high, 0)" },
+    /* DMA that takes time, and other unknowns stated as ranges: each
+     * default is the older model's behaviour (see docs/emulator.md) */
+    { "desc-fetch-ns", offsetof(Lan7430State, desc_fetch_ns), 0, NULL,
+      "descriptor fetch latency (ns of virtual time) after an RX/TX tail "
+      "write; 0..2000, 0 = within the write", 0, 2000 },
+    { "dma-rate", offsetof(Lan7430State, dma_rate), 0, l7_rx_kick,
+      "RX DMA rate over the PCIe link in bytes per us (a gen1 x1 link: "
+      "250 raw, about 200 effective); 0 = infinite, else 50..4000", 0, 4000 },
+    { "wb-latency-ns", offsetof(Lan7430State, wb_latency_ns), 0, l7_rx_kick,
+      "RX descriptor write-back latency after the frame's data (ns); "
+      "0..2000", 0, 2000 },
+    { "dma-coal", offsetof(Lan7430State, dma_coal), 0, l7_rx_kick,
+      "1 = DMAC_CFG.COAL_EN holds RX frames in the FIFO as DMAC_COAL_CFG "
+      "says (threshold, timer, CSR/interrupt exit); 0 = ignored", 0, 1 },
+    { "dma-coal-timer-unit-us",
+      offsetof(Lan7430State, dma_coal_timer_unit_us), 1000, NULL,
+      "unit of DMAC_COAL_CFG.TIMER_LIMIT (us); 1..1000", 1, 1000 },
+    { "dma-coal-thres-unit", offsetof(Lan7430State, dma_coal_thres_unit),
+      2048, NULL, "unit of DMAC_COAL_CFG.RX_THRES (bytes of RX FIFO); "
+      "64..2048", 64, 2048 },
+    { "stats-counter-bits", offsetof(Lan7430State, stats_bits), 32, NULL,
+      "width of the frame and error statistics counters: 32, or 20 as "
+      "the LAN78xx's (byte and EEE counters stay 32); they wrap there",
+      20, 32 },
+    { "fse-lock", offsetof(Lan7430State, fse_lock), 0, NULL,
+      "1 = a MAC_RX write cannot change FSE while RXEN is set, sets RXEN "
+      "with it, or before RXD (AN2948); 0 = FSE always writable", 0, 1 },
     { "fault-wb-delay-us", offsetof(Lan7430State, fault_wb_delay_us), 2000,
       NULL, "delay of the wb-delay-desc/wb-delay-head faults (us)" },
     { "fault-rx-stall-ms", offsetof(Lan7430State, fault_rx_stall_ms), 100,
@@ -470,6 +514,21 @@ static void l7_prop_set_u32(Object *obj, Visitor *v, const char *name,
     uint32_t val;
 
     if (!visit_type_uint32(v, name, &val, errp)) {
+        return;
+    }
+    if (p->max && (val < p->min || val > p->max) &&
+        !(val == 0 && p->min == 0)) {
+        error_setg(errp, "%s %u: out of range %u..%u", name, val, p->min,
+                   p->max);
+        return;
+    }
+    if (p->off == offsetof(Lan7430State, stats_bits) && val != 20 &&
+        val != 32) {
+        error_setg(errp, "stats-counter-bits %u: 20 or 32", val);
+        return;
+    }
+    if (p->off == offsetof(Lan7430State, dma_rate) && val && val < 50) {
+        error_setg(errp, "dma-rate %u: 0 (infinite) or 50..4000", val);
         return;
     }
     *field = val;

@@ -207,7 +207,7 @@ static uint32_t l7_r_rx_ch(Lan7430State *s, hwaddr addr)
         return (s->rx_swr_bad & (1u << ch)) ? 1 : s->rx_head[ch];
     }
     if (addr == L7_RX_TAIL(ch)) {
-        return s->rx_tail[ch];
+        return s->rx_tail_reg[ch];
     }
     return l7_reg(s, addr);
 }
@@ -221,7 +221,7 @@ static uint32_t l7_r_tx_ch(Lan7430State *s, hwaddr addr)
         return s->tx_head[ch];
     }
     if (ch < s->ntx && addr == L7_TX_TAIL(ch)) {
-        return s->tx_tail[ch];
+        return s->tx_tail_reg[ch];
     }
     return l7_reg(s, addr);
 }
@@ -272,6 +272,9 @@ static uint64_t lan7430_mmio_read(void *opaque, hwaddr addr, unsigned size)
 
     addr &= ~3;
     s->cnt.reg_reads[addr >> 2]++;
+    if (l7_reg(s, L7_DMAC_COAL_CFG) & L7_DMAC_COAL_CFG_CSR_EXIT) {
+        l7_coal_exit(s, 2);             /* a CSR access ends coalescing */
+    }
     if (L7_RI(addr) < L7_NREGOPS && l7_readops[L7_RI(addr)]) {
         val = l7_readops[L7_RI(addr)](s, addr);
     } else {
@@ -401,8 +404,23 @@ static void l7_w_mac_cr(Lan7430State *s, hwaddr addr, uint32_t val)
     s->regs[addr >> 2] = val & ~(L7_MAC_CR_CNTR_RST | L7_MAC_CR_RST);
 }
 
+/*
+ * MAC_RX.FSE cannot be changed while the receiver is enabled (AN2948 as
+ * the driver quotes it in lan743x_mac_rx_enable_fse(): "hardware prevents
+ * modification of the FSE bit while the MAC receiver is enabled (RXEN bit
+ * set). Use separate register write to assert the FSE bit before enabling
+ * the RXEN bit"): with fse-lock=1 a write that changes FSE while RXEN is
+ * set, or sets RXEN in the same write, or before a disable has completed
+ * (RXD not yet set), keeps the old FSE (counted in mac_fse_refused).
+ */
 static void l7_w_mac_rx(Lan7430State *s, hwaddr addr, uint32_t val)
 {
+    if (s->fse_lock && ((val ^ s->mac_rx) & L7_MAC_RX_FSE) &&
+        ((s->mac_rx & L7_MAC_RX_RXEN) || (val & L7_MAC_RX_RXEN) ||
+         s->op_due[L7O_MAC_RXD])) {
+        val = (val & ~L7_MAC_RX_FSE) | (s->mac_rx & L7_MAC_RX_FSE);
+        s->cnt.mac_fse_refused++;
+    }
     l7_mac_en_write(s, &s->mac_rx, val, L7_MAC_RX_RXD, L7O_MAC_RXD);
     l7_rx_kick(s);
 }
@@ -562,9 +580,12 @@ static void l7_w_rx_tail(Lan7430State *s, int ch, uint32_t val)
 {
     uint32_t ring = l7_reg(s, L7_RX_CFG_B(ch)) & L7_RX_CFG_B_RING_LEN_MASK;
 
+    bool now = true;
+
     if (!l7_tail_check(s, "rx", ch, val & 0xFFFF, ring,
                        L7_DMAC_RX_ERR_STS(ch))) {
-        s->rx_tail[ch] = (val & 0xFFFF) % (ring ? ring : 0x10000);
+        now = l7_tail_write(s, false, ch,
+                            (val & 0xFFFF) % (ring ? ring : 0x10000));
     }
     if (val & L7_RX_TAIL_SET_TOP_INT_EN) {
         s->int_en |= L7_INT_BIT_DMA_RX(ch);
@@ -573,16 +594,21 @@ static void l7_w_rx_tail(Lan7430State *s, int ch, uint32_t val)
         s->vec_en |= 1u << l7_src_vector(s, 24 + ch);
     }
     l7_update_irq(s);
-    l7_rx_kick(s);
+    if (now) {
+        l7_rx_kick(s);
+    }
 }
 
 static void l7_w_tx_tail(Lan7430State *s, int ch, uint32_t val)
 {
     uint32_t ring = l7_reg(s, L7_TX_CFG_B(ch)) & L7_TX_CFG_B_RING_LEN_MASK;
 
+    bool now = true;
+
     if (!l7_tail_check(s, "tx", ch, val & 0xFFFF, ring,
                        L7_DMAC_TX_ERR_STS(ch))) {
-        s->tx_tail[ch] = (val & 0xFFFF) % (ring ? ring : 0x10000);
+        now = l7_tail_write(s, true, ch,
+                            (val & 0xFFFF) % (ring ? ring : 0x10000));
     }
     if (val & L7_TX_TAIL_SET_DMAC_INT_EN) {
         s->dmac_int_en |= L7_DMAC_INT_TX_IOC(ch);
@@ -593,7 +619,9 @@ static void l7_w_tx_tail(Lan7430State *s, int ch, uint32_t val)
     if (val & L7_TX_TAIL_SET_TOP_INT_VEC_EN) {
         s->vec_en |= 1u << l7_src_vector(s, 16 + ch);
     }
-    l7_tx_process(s, ch);
+    if (now) {
+        l7_tx_process(s, ch);
+    }
     l7_update_irq(s);
 }
 
@@ -695,6 +723,9 @@ static void lan7430_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
 
     addr &= ~3;
     s->cnt.reg_writes[addr >> 2]++;
+    if (l7_reg(s, L7_DMAC_COAL_CFG) & L7_DMAC_COAL_CFG_CSR_EXIT) {
+        l7_coal_exit(s, 2);
+    }
     trace_lan743x_mmio_write(addr, val);
     if (L7_RI(addr) < L7_NREGOPS && l7_writeops[L7_RI(addr)]) {
         l7_writeops[L7_RI(addr)](s, addr, val);

@@ -464,10 +464,15 @@ void l7_wb_written(Lan7430State *s, L7WbPending *b, uint32_t gen,
     if (s->wb_late & late_bit) {
         s->wb_late &= ~late_bit;
         s->cnt.wb_late_writes++;
+        l7_strict_dma_fail(s, "write-back after its channel's DMA stop "
+                           "completed (the driver may have freed the ring)",
+                           ch);
     }
     if (b->gen != gen) {
         s->cnt.wb_freed_ring_writes++;
         trace_lan743x_wb_freed_ring(dir, ch);
+        l7_strict_dma_fail(s, "write-back into a ring the driver has "
+                           "reprogrammed since (freed ring)", ch);
     }
 }
 
@@ -1393,6 +1398,195 @@ static void l7_rx_fifo_push(Lan7430State *s, int ch, const uint8_t *buf,
     l7_rx_pause_update(s, ch);
 }
 
+/* ---- RX DMA that takes time (dma-rate, wb-latency-ns) ---- */
+
+/*
+ * With dma-rate (bytes per us of virtual time over the PCIe link, shared
+ * by the channels) or wb-latency-ns set, every frame passes its channel's
+ * FIFO and is in the ring (data, then its descriptors written back, RXFRM)
+ * only when its DMA has completed: it starts when the frame is at the head
+ * of the FIFO, the channel has a descriptor and the link is free, moves
+ * frame + FCS bytes at dma-rate, and its descriptor write-back lands
+ * wb-latency-ns after the data.  One frame per channel moves at a time
+ * (the next one waits for the write-back); the frame occupies the FIFO
+ * until it is in the ring.  Both 0: at once, within the arrival or the
+ * tail write (the older model).
+ */
+static bool l7_rx_dma_timed(Lan7430State *s)
+{
+    return s->dma_rate || s->wb_latency_ns;
+}
+
+static void l7_rx_dma_rearm(Lan7430State *s)
+{
+    int64_t next = INT64_MAX;
+    int ch;
+
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        if (s->rx_dma_due[ch]) {
+            next = MIN(next, s->rx_dma_due[ch]);
+        }
+    }
+    if (next == INT64_MAX) {
+        timer_del(s->rx_dma_timer);
+    } else {
+        timer_mod(s->rx_dma_timer, next);
+    }
+}
+
+/* channel ch has at least one descriptor below the (fetched) tail */
+static bool l7_rx_has_desc(Lan7430State *s, int ch)
+{
+    uint32_t ring = l7_reg(s, L7_RX_CFG_B(ch)) & L7_RX_CFG_B_RING_LEN_MASK;
+
+    return ring && s->rx_head[ch] % ring != s->rx_tail[ch] % ring;
+}
+
+/* may the frame of size bytes at the head of ch's FIFO go into the ring
+ * now?  If not, its DMA is started (or still in progress) */
+static bool l7_rx_dma_time(Lan7430State *s, int ch, size_t size)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int64_t start, data_ns;
+
+    if (!l7_rx_dma_timed(s)) {
+        return true;
+    }
+    if (!s->rx_dma_due[ch]) {
+        if (!l7_rx_has_desc(s, ch)) {
+            return false;       /* no descriptor: the DMA cannot start */
+        }
+        start = MAX(now, s->dma_link_free);
+        data_ns = s->dma_rate ?
+                  DIV_ROUND_UP((int64_t)l7_fifo_bytes(size) * 1000,
+                               s->dma_rate) : 0;
+        s->dma_link_free = start + data_ns;
+        s->rx_dma_t0[ch] = now;
+        s->rx_dma_due[ch] = start + data_ns + s->wb_latency_ns;
+        l7_rx_dma_rearm(s);
+        return false;
+    }
+    if (s->rx_dma_due[ch] > now) {
+        return false;
+    }
+    s->cnt.rx_dma_timed_frames++;
+    s->cnt.rx_dma_wait_ns += now - s->rx_dma_t0[ch];
+    s->cnt.rx_dma_wait_max_ns = MAX(s->cnt.rx_dma_wait_max_ns,
+                                    now - s->rx_dma_t0[ch]);
+    s->rx_dma_due[ch] = 0;
+    l7_rx_dma_rearm(s);
+    return true;
+}
+
+void l7_rx_dma_timer_cb(void *opaque)
+{
+    Lan7430State *s = opaque;
+
+    l7_rx_kick(s);
+    l7_rx_dma_rearm(s);
+}
+
+/* ---- DMA coalescing (dma-coal) ---- */
+
+/*
+ * DMAC_CFG.COAL_EN (the driver sets it on every chip but A0) with
+ * DMAC_COAL_CFG as the driver programs it (TIMER_LIMIT 1, RX_THRES 0x0C,
+ * INT_EXIT_COAL, CSR_EXIT_COAL, FLUSH_INTS, TIMER_TX_START, TX_THRES
+ * 0x0A; field names from Microchip's 2017 lan743x.h, semantics not
+ * documented).  Modelled as DMA coalescing for PCIe power saving: once
+ * the RX FIFOs are empty and no DMA moves, the device coalesces: arriving
+ * frames stay in their FIFO (no DMA, no interrupt) until the FIFOs hold
+ * RX_THRES x dma-coal-thres-unit bytes, TIMER_LIMIT x
+ * dma-coal-timer-unit-us have passed since the first held frame, the host
+ * accesses a CSR (CSR_EXIT_COAL) or the device sends an interrupt
+ * (INT_EXIT_COAL); then they are moved and coalescing starts again when
+ * the FIFOs are empty.  TIMER_LIMIT 0: no timer exit.  The TX side and
+ * FLUSH_INTS are not modelled.  dma-coal=0: COAL_EN ignored (older model).
+ */
+static const char *const l7_coal_why[4] = {
+    "threshold", "timer", "csr", "interrupt",
+};
+
+bool l7_coal_on(Lan7430State *s)
+{
+    return s->dma_coal && (l7_reg(s, L7_DMAC_CFG) & L7_DMAC_CFG_COAL_EN);
+}
+
+static uint32_t l7_fifo_total(Lan7430State *s)
+{
+    uint32_t n = 0;
+    int ch;
+
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        n += s->rxf[ch].used;
+    }
+    return n;
+}
+
+/* coalescing ends (why: l7_coal_why[]); a no-op with nothing held */
+void l7_coal_exit(Lan7430State *s, int why)
+{
+    if (!s->coal_idle || !l7_fifo_total(s)) {
+        return;
+    }
+    s->cnt.dma_coal_exit_why[why]++;
+    trace_lan743x_dma_coal_exit(l7_coal_why[why], l7_fifo_total(s));
+    s->coal_idle = false;
+    s->coal_due = 0;
+    timer_del(s->coal_timer);
+    l7_rx_kick(s);
+}
+
+void l7_coal_timer_cb(void *opaque)
+{
+    Lan7430State *s = opaque;
+    bool intr = s->coal_int;
+
+    s->coal_int = false;
+    if (s->coal_due && s->coal_due <= qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) {
+        l7_coal_exit(s, 1);
+    } else if (intr) {
+        l7_coal_exit(s, 3);
+        if (s->coal_due) {
+            timer_mod(s->coal_timer, s->coal_due);
+        }
+    }
+}
+
+/* a frame was held: the threshold reached, or the timer started */
+static void l7_coal_held(Lan7430State *s)
+{
+    uint32_t cfg = l7_reg(s, L7_DMAC_COAL_CFG);
+    uint32_t thres = (cfg & L7_DMAC_COAL_CFG_RX_THRES_MASK) *
+                     s->dma_coal_thres_unit;
+    uint32_t limit = cfg >> L7_DMAC_COAL_CFG_TIMER_SHIFT;
+
+    s->cnt.dma_coal_holds++;
+    if (l7_fifo_total(s) >= thres) {
+        l7_coal_exit(s, 0);
+    } else if (!s->coal_due && limit) {
+        s->coal_due = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                      (int64_t)limit * s->dma_coal_timer_unit_us * SCALE_US;
+        timer_mod(s->coal_timer, s->coal_due);
+    }
+}
+
+/* coalescing starts again when nothing is in the FIFOs or moving */
+static void l7_coal_enter(Lan7430State *s)
+{
+    int ch;
+
+    if (s->coal_idle || !l7_coal_on(s) || l7_fifo_total(s)) {
+        return;
+    }
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        if (s->rx_dma_due[ch]) {
+            return;
+        }
+    }
+    s->coal_idle = true;
+}
+
 /* move frames from channel ch's FIFO into its ring while it takes them */
 static void l7_rx_fifo_drain(Lan7430State *s, int ch)
 {
@@ -1400,7 +1594,11 @@ static void l7_rx_fifo_drain(Lan7430State *s, int ch)
     L7RxFifoEnt *e;
 
     while ((e = QSIMPLEQ_FIRST(&q->q)) && l7_rx_dma_ready(s, ch) &&
-           !s->rx_stalled && !s->wb.active) {
+           !s->rx_stalled && !s->wb.active &&
+           !(s->coal_idle && l7_coal_on(s))) {
+        if (!l7_rx_dma_time(s, ch, e->len)) {
+            break;              /* its DMA takes time, or cannot start */
+        }
         if (l7_rx_dma(s, ch, e->data, e->len) == 0) {
             break;              /* ring full: stays in the FIFO */
         }
@@ -1410,6 +1608,7 @@ static void l7_rx_fifo_drain(Lan7430State *s, int ch)
         g_free(e);
     }
     l7_rx_pause_update(s, ch);
+    l7_coal_enter(s);
 }
 
 /* empty channel ch's FIFO: FCT disable (frames dropped) or reset */
@@ -1432,6 +1631,12 @@ void l7_rx_fifo_flush(Lan7430State *s, int ch, bool disable)
     }
     q->used = 0;
     q->frames = 0;
+    if (s->rx_dma_due[ch]) {
+        s->rx_dma_due[ch] = 0;          /* the frame moving is gone */
+        if (s->rx_dma_timer) {
+            l7_rx_dma_rearm(s);
+        }
+    }
     l7_rx_pause_update(s, ch);
 }
 
@@ -1467,6 +1672,19 @@ static void l7_receive_frame(Lan7430State *s, const uint8_t *buf,
         trace_lan743x_rx_fifo_hold(ch, size);
     } else if (s->rx_stalled || s->wb.active) {
         s->cnt.rx_fault_holds++;        /* rx-stall / wb-delay: DMA idle */
+    } else if (s->coal_idle && l7_coal_on(s)) {
+        l7_rx_fifo_push(s, ch, buf, size);      /* DMA coalescing */
+        l7_coal_held(s);
+        return;
+    } else if (l7_rx_dma_timed(s)) {
+        /* the DMA takes time: every frame passes the FIFO */
+        if (!l7_rx_has_desc(s, ch)) {
+            s->cnt.rx_no_desc_stalls++;
+            trace_lan743x_rx_nodesc(ch, s->rx_head[ch], s->rx_tail[ch]);
+        }
+        l7_rx_fifo_push(s, ch, buf, size);
+        l7_rx_fifo_drain(s, ch);
+        return;
     } else if (QSIMPLEQ_EMPTY(&s->rxf[ch].q)) {
         if (l7_rx_dma(s, ch, buf, size) != 0) {
             return;             /* written, or dropped as too big */

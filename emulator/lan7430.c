@@ -14,16 +14,60 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "sysemu/runstate.h"
 #include "lan7430-int.h"
 #include "trace.h"
 
 /* ------------------------------------------------------------------------ */
 /* DMA access, fault opportunities, the wire schedule                        */
 
+/*
+ * strict-dma: a device write the driver cannot have wanted (a write-back
+ * after its channel's stop completed, into a ring the driver has
+ * reprogrammed, or a DMA the (v)IOMMU refused) fails the run: reported
+ * on stderr, counted (strict_dma_errors), and the guest is reported
+ * panicked (QMP event GUEST_PANICKED; the -action panic= setting decides
+ * between shutdown, the default, and pause).  Without strict-dma the
+ * same writes are only counted.
+ */
+void l7_strict_dma_fail(Lan7430State *s, const char *what, int ch)
+{
+    if (!s->strict_dma) {
+        return;
+    }
+    s->cnt.strict_dma_errors++;
+    error_report("lan7430: strict-dma: %s (channel %d)", what, ch);
+    if (!s->strict_failed) {
+        s->strict_failed = true;
+        /* from the main loop: not within a timer run or an MMIO access */
+        qemu_bh_schedule(s->strict_bh);
+    }
+}
+
+void l7_strict_bh(void *opaque)
+{
+    qemu_system_guest_panicked(NULL);
+}
+
+/* a DMA the bus refused (with a vIOMMU: an unmapped address) */
+static void l7_dma_result(Lan7430State *s, MemTxResult r, dma_addr_t a,
+                          bool write)
+{
+    if (r != MEMTX_OK) {
+        s->cnt.dma_errors++;
+        if (s->strict_dma) {
+            error_report("lan7430: DMA %s at 0x%" PRIx64 " refused",
+                         write ? "write" : "read", (uint64_t)a);
+            l7_strict_dma_fail(s, "DMA refused by the bus/IOMMU", -1);
+        }
+    }
+}
+
 void l7_dma_read(Lan7430State *s, dma_addr_t a, void *buf, dma_addr_t len,
                  bool desc)
 {
-    pci_dma_read(PCI_DEVICE(s), a, buf, len);
+    l7_dma_result(s, pci_dma_read(PCI_DEVICE(s), a, buf, len), a, false);
     if (desc) {
         s->cnt.dma_desc_read_bytes += len;
     } else {
@@ -34,7 +78,7 @@ void l7_dma_read(Lan7430State *s, dma_addr_t a, void *buf, dma_addr_t len,
 void l7_dma_write(Lan7430State *s, dma_addr_t a, const void *buf,
                   dma_addr_t len, bool desc)
 {
-    pci_dma_write(PCI_DEVICE(s), a, buf, len);
+    l7_dma_result(s, pci_dma_write(PCI_DEVICE(s), a, buf, len), a, true);
     if (desc) {
         s->cnt.dma_desc_write_bytes += len;
     } else {
@@ -152,6 +196,9 @@ void l7_dma_rx_reset(Lan7430State *s, int ch)
     l7_rx_batch_discard(s, ch);
     s->rx_head[ch] = 0;
     s->rx_tail[ch] = 0;
+    s->rx_tail_reg[ch] = 0;
+    l7_fetch_cancel(s, false, ch);
+    s->rx_dma_due[ch] = 0;
     s->rx_swr_bad &= ~(1u << ch);
     s->dmac_run &= ~L7_DMAC_CMD_START_R(ch);
     s->dmac_stop &= ~L7_DMAC_CMD_STOP_R(ch);
@@ -169,6 +216,8 @@ void l7_dma_tx_reset(Lan7430State *s, int ch)
     l7_tx_batch_discard(s, ch);
     s->tx_head[ch] = 0;
     s->tx_tail[ch] = 0;
+    s->tx_tail_reg[ch] = 0;
+    l7_fetch_cancel(s, true, ch);
     s->dmac_run &= ~L7_DMAC_CMD_START_T(ch);
     s->dmac_stop &= ~L7_DMAC_CMD_STOP_T(ch);
     s->dmac_int_sts &= ~L7_DMAC_INT_TX_IOC(ch);
@@ -193,7 +242,135 @@ void l7_dmac_reset(Lan7430State *s)
     s->dmac_stop = 0;
     s->regs[L7_DMAC_CFG >> 2] = 0;
     s->regs[L7_DMAC_COAL_CFG >> 2] = 0;
+    s->coal_idle = false;
+    s->coal_due = 0;
+    if (s->coal_timer) {
+        timer_del(s->coal_timer);
+    }
     s->regs[L7_DMAC_OBFF_CFG >> 2] = 0;
+}
+
+/*
+ * Statistics counter width (stats-counter-bits): 32, or 20 as the LAN78xx
+ * driver says of that family's MAC (lan78xx_init_stats: 0xFFFFF for the
+ * frame and error counters, 32 bits for the byte and EEE LPI counters).
+ * The LAN743x's widths are not documented publicly.
+ */
+uint32_t l7_stat_mask(Lan7430State *s, hwaddr off)
+{
+    switch (off) {
+    case 0x121C: case 0x1220: case 0x1224:      /* RX U/B/M byte counts */
+    case 0x1258: case 0x125C:                   /* EEE RX LPI */
+    case 0x12A0: case 0x12A4: case 0x12A8:      /* TX U/B/M byte counts */
+    case 0x12DC: case 0x12E0:                   /* EEE TX LPI */
+        return 0xFFFFFFFFu;
+    }
+    return s->stats_bits >= 32 ? 0xFFFFFFFFu : (1u << s->stats_bits) - 1;
+}
+
+/*
+ * Descriptor fetch latency (desc-fetch-ns): a tail write is acted on that
+ * long after it, on the virtual clock; the register reads back the value
+ * written at once.  Each write is fetched at its own time (up to
+ * L7_FETCH_MAX in flight per channel; beyond, the newest one takes the
+ * last slot's value).  0: within the write (the older model).
+ */
+static int l7_fetch_slot(bool tx, int ch)
+{
+    return tx ? L7_NUM_RX_CH + ch : ch;
+}
+
+static void l7_fetch_rearm(Lan7430State *s)
+{
+    int64_t next = INT64_MAX;
+    int i;
+
+    for (i = 0; i < L7_NUM_RX_CH + L7_MAX_TX_CH; i++) {
+        if (s->fetch_n[i]) {
+            next = MIN(next, s->fetch[i][0].due);
+        }
+    }
+    if (next == INT64_MAX) {
+        timer_del(s->fetch_timer);
+    } else {
+        timer_mod(s->fetch_timer, next);
+    }
+}
+
+void l7_fetch_cancel(Lan7430State *s, bool tx, int ch)
+{
+    s->fetch_n[l7_fetch_slot(tx, ch)] = 0;
+    if (s->fetch_timer) {
+        l7_fetch_rearm(s);
+    }
+}
+
+/* the tail register of a channel written (accepted value val): true when
+ * the DMA acts on it now, false when it will at its fetch */
+bool l7_tail_write(Lan7430State *s, bool tx, int ch, uint32_t val)
+{
+    int i = l7_fetch_slot(tx, ch);
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+    if (tx) {
+        s->tx_tail_reg[ch] = val;
+    } else {
+        s->rx_tail_reg[ch] = val;
+    }
+    if (!s->desc_fetch_ns && !s->fetch_n[i]) {
+        if (tx) {
+            s->tx_tail[ch] = val;
+        } else {
+            s->rx_tail[ch] = val;
+        }
+        return true;
+    }
+    s->cnt.desc_fetch_delayed++;
+    if (s->fetch_n[i] == L7_FETCH_MAX) {
+        s->fetch[i][L7_FETCH_MAX - 1].val = val;
+        return false;
+    }
+    s->fetch[i][s->fetch_n[i]].due = now + s->desc_fetch_ns;
+    s->fetch[i][s->fetch_n[i]++].val = val;
+    l7_fetch_rearm(s);
+    return false;
+}
+
+void l7_fetch_timer_cb(void *opaque)
+{
+    Lan7430State *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    bool rx = false;
+    int i, ch;
+
+    for (i = 0; i < L7_NUM_RX_CH + L7_MAX_TX_CH; i++) {
+        bool moved = false;
+
+        while (s->fetch_n[i] && s->fetch[i][0].due <= now) {
+            if (i < L7_NUM_RX_CH) {
+                s->rx_tail[i] = s->fetch[i][0].val;
+            } else {
+                s->tx_tail[i - L7_NUM_RX_CH] = s->fetch[i][0].val;
+            }
+            memmove(&s->fetch[i][0], &s->fetch[i][1],
+                    (L7_FETCH_MAX - 1) * sizeof(L7Fetch));
+            s->fetch_n[i]--;
+            moved = true;
+        }
+        if (!moved) {
+            continue;
+        }
+        if (i < L7_NUM_RX_CH) {
+            rx = true;
+        } else if ((ch = i - L7_NUM_RX_CH) < s->ntx) {
+            l7_tx_process(s, ch);
+        }
+    }
+    l7_fetch_rearm(s);
+    l7_update_irq(s);
+    if (rx) {
+        l7_rx_kick(s);
+    }
 }
 
 void l7_stats_reset(Lan7430State *s)

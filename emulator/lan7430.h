@@ -159,6 +159,11 @@
 
 #define L7_DMAC_CFG             0xC00
 #define L7_DMAC_COAL_CFG        0xC04
+#define   L7_DMAC_CFG_COAL_EN           (1u << 16)
+#define   L7_DMAC_COAL_CFG_TIMER_SHIFT  20          /* TIMER_LIMIT 31:20 */
+#define   L7_DMAC_COAL_CFG_INT_EXIT     (1u << 17)
+#define   L7_DMAC_COAL_CFG_CSR_EXIT     (1u << 16)
+#define   L7_DMAC_COAL_CFG_RX_THRES_MASK 0xFFu
 #define L7_DMAC_OBFF_CFG        0xC08
 #define L7_DMAC_CMD             0xC0C
 #define   L7_DMAC_CMD_SWR       (1u << 31)

@@ -126,15 +126,17 @@ static void wr(Ctx *c, uint32_t off, uint32_t val)
     qpci_io_writel(c->dev, c->bar, off, val);
 }
 
-/* dev: the -device driver and its options, e.g. "lan7431,phy-addr=5" */
-static void ctx_init_dev(Ctx *c, bool msix, const char *dev)
+/* dev: the -device driver and its options, e.g. "lan7431,phy-addr=5";
+ * extra: more QEMU options */
+static void ctx_init_args(Ctx *c, bool msix, const char *dev,
+                          const char *extra)
 {
     int ret = socketpair(PF_UNIX, SOCK_STREAM, 0, c->sock);
 
     g_assert_cmpint(ret, !=, -1);
     c->qs = qtest_pc_boot("-netdev socket,fd=%d,id=hs0 "
                           "-device %s,id=dut,netdev=hs0,mac=" MAC_STR
-                          ",addr=04.0", c->sock[1], dev);
+                          ",addr=04.0 %s", c->sock[1], dev, extra);
     c->dev = qpci_device_find(c->qs->pcibus, QPCI_DEVFN(4, 0));
     g_assert(c->dev);
     qpci_device_enable(c->dev);
@@ -162,6 +164,11 @@ static void ctx_init_dev(Ctx *c, bool msix, const char *dev)
             qtest_writel(c->qs->qts, c->msix_addr + 4 * v, 0);
         }
     }
+}
+
+static void ctx_init_dev(Ctx *c, bool msix, const char *dev)
+{
+    ctx_init_args(c, msix, dev, "");
 }
 
 static void ctx_init(Ctx *c, bool msix)
@@ -3332,6 +3339,332 @@ static void test_wb_freed_ring(void)
     ctx_fini(&c);
 }
 
+/* ---- DMA that takes time, unknowns as ranges ---- */
+
+/*
+ * The tests below set a property to a value and assert what it does.
+ * With LAN7430_QTEST_OLD_VALUES=1 in the environment each sets the
+ * property's old value (the older model's behaviour) instead, with the
+ * same assertions: they then fail, which shows they test the property.
+ */
+static uint32_t nv(uint32_t v, uint32_t old)
+{
+    return getenv("LAN7430_QTEST_OLD_VALUES") ? old : v;
+}
+
+#define DMAC_CFG            0xC00
+#define DMAC_COAL_CFG       0xC04
+#define STAT_TX_UC_BYTES    0x12A0
+
+/* wait (real time) until element idx of counter array key reaches want */
+static bool wait_cnt_arr(Ctx *c, const char *key, int idx, int64_t want)
+{
+    int i;
+
+    for (i = 0; i < 2000; i++) {
+        if (cnt_arr(c, key, idx) >= want) {
+            return true;
+        }
+        g_usleep(1000);
+    }
+    return false;
+}
+
+/* a qom-set that must be refused */
+static void prop_set_bad(Ctx *c, const char *prop, uint32_t val)
+{
+    QDict *rsp = qtest_qmp(c->qs->qts, "{'execute': 'qom-set', 'arguments':"
+                           " {'path': %s, 'property': %s, 'value': %u}}",
+                           DUT_PATH, prop, val);
+    g_assert(qdict_haskey(rsp, "error"));
+    qobject_unref(rsp);
+}
+
+/*
+ * desc-fetch-ns: an RX or TX tail write is acted on that long after it
+ * (virtual time); the register reads back the new value at once.
+ */
+static void test_desc_fetch_latency(void)
+{
+    Ctx c;
+    Rings r;
+    TxRing t;
+    QTestState *q;
+    uint8_t f[100];
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx(&c, &r, 0);
+    wr(&c, RX_TAIL(0), 0);                      /* no descriptor */
+    prop_set(&c, "desc-fetch-ns", nv(2000, 0));
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt_arr(&c, "rx_fifo_queued", 0, 1));
+    wr(&c, RX_TAIL(0), 1);
+    g_assert_cmpint(rd(&c, RX_TAIL(0)), ==, 1);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    qtest_clock_step(q, 1999);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    qtest_clock_step(q, 1);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 1);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 1);
+
+    setup_tx(&c, &t);
+    tx_desc(&c, &t, 0, 100, 0);
+    wr(&c, TX_TAIL(0), 1);
+    g_assert_cmpint(rd(&c, TX_TAIL(0)), ==, 1);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 0);
+    qtest_clock_step(q, 1999);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 0);
+    qtest_clock_step(q, 1);
+    g_assert_cmpint(cnt(&c, "tx_frames"), ==, 1);
+    drain_sock(&c, 1);
+    g_assert_cmpint(cnt(&c, "desc_fetch_delayed"), ==, 2);
+    prop_set_bad(&c, "desc-fetch-ns", 2001);
+    ctx_fini(&c);
+}
+
+/*
+ * dma-rate: 996-byte frames (1000 with the FCS) at 250 bytes/us take
+ * 4 us each over the link, one after the other; each is in the ring
+ * (head write-back) when its DMA has completed.
+ */
+static void test_dma_rate(void)
+{
+    Ctx c;
+    Rings r;
+    QTestState *q;
+    uint8_t f[996];
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx(&c, &r, 0);
+    prop_set(&c, "dma-rate", nv(250, 0));
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt_arr(&c, "rx_fifo_queued", 0, 2));
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    qtest_clock_step(q, 3999);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 0xdead);
+    qtest_clock_step(q, 1);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 1);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 1);
+    qtest_clock_step(q, 3999);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 1);
+    qtest_clock_step(q, 1);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 2);
+    g_assert_cmpint(cnt(&c, "rx_dma_timed_frames"), ==, 2);
+    g_assert_cmpint(cnt(&c, "rx_dma_wait_max_ns"), ==, 4000);
+    prop_set_bad(&c, "dma-rate", 10);
+    prop_set_bad(&c, "dma-rate", 4001);
+    ctx_fini(&c);
+}
+
+/*
+ * wb-latency-ns: the descriptor write-back lands that long after the
+ * data; with dma-rate too, the channel's next frame waits for it.
+ */
+static void test_wb_latency(void)
+{
+    Ctx c;
+    Rings r;
+    QTestState *q;
+    uint8_t f[996];
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx(&c, &r, 0);
+    prop_set(&c, "wb-latency-ns", nv(500, 0));
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt_arr(&c, "rx_fifo_queued", 0, 1));
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    qtest_clock_step(q, 499);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    qtest_clock_step(q, 1);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 1);
+
+    prop_set(&c, "dma-rate", 250);              /* 4 us + 0.5 us each */
+    send_frame(&c, f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt_arr(&c, "rx_fifo_queued", 0, 3));
+    qtest_clock_step(q, 4499);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 1);
+    qtest_clock_step(q, 1);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 2);
+    qtest_clock_step(q, 4499);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 2);
+    qtest_clock_step(q, 1);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 3);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 3);
+    prop_set_bad(&c, "wb-latency-ns", 2001);
+    ctx_fini(&c);
+}
+
+/*
+ * dma-coal: DMAC_CFG.COAL_EN and DMAC_COAL_CFG as the driver programs
+ * them (TIMER_LIMIT 1, RX_THRES 12, CSR and interrupt exit): a frame
+ * arriving while the device coalesces stays in the FIFO until the timer
+ * (1 x dma-coal-timer-unit-us), the threshold (12 x dma-coal-thres-unit
+ * bytes) or a CSR access.  No MMIO access while a frame is held: the
+ * counters are read over QMP, the ring from guest memory.
+ */
+static void test_dma_coal(void)
+{
+    Ctx c;
+    Rings r;
+    QTestState *q;
+    uint8_t f[996];
+
+    ctx_init(&c, false);
+    q = c.qs->qts;
+    setup_rx(&c, &r, 0);
+    wr(&c, DMAC_CFG, 1u << 16);                 /* COAL_EN */
+    wr(&c, DMAC_COAL_CFG, (1u << 20) | (1u << 19) | (1u << 18) | (1u << 17) |
+       (1u << 16) | (0x0A << 8) | 0x0C);
+    prop_set(&c, "dma-coal", nv(1, 0));
+    prop_set(&c, "dma-coal-timer-unit-us", 100);
+    prop_set(&c, "dma-coal-thres-unit", 2048);
+    make_frame(f, sizeof(f));
+
+    /* the timer: 100 us after the frame came */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt_arr(&c, "rx_fifo_queued", 0, 1));
+    g_assert_cmpint(cnt(&c, "dma_coal_holds"), ==, 1);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    qtest_clock_step(q, 100 * 1000 - 1);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 0);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 0xdead);
+    qtest_clock_step(q, 1);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 1);
+    g_assert_cmphex(qtest_readl(q, r.rx_hwb), ==, 1);
+    g_assert_cmpint(cnt_sub(&c, "dma_coal_exit_why", "timer"), ==, 1);
+
+    /* a CSR access */
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "dma_coal_holds", 2));
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 1);
+    rd(&c, ID_REV);
+    g_assert_cmpint(cnt(&c, "rx_frames"), ==, 2);
+    g_assert_cmpint(cnt_sub(&c, "dma_coal_exit_why", "csr"), ==, 1);
+
+    /* the threshold: 12 x 64 = 768 bytes, reached by one 1000-byte frame */
+    prop_set(&c, "dma-coal-thres-unit", 64);
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 3));
+    g_assert_cmpint(cnt(&c, "dma_coal_holds"), ==, 3);
+    g_assert_cmpint(cnt_sub(&c, "dma_coal_exit_why", "threshold"), ==, 1);
+    prop_set_bad(&c, "dma-coal-thres-unit", 32);
+    prop_set_bad(&c, "dma-coal-timer-unit-us", 0);
+    prop_set_bad(&c, "dma-coal", 2);
+    ctx_fini(&c);
+}
+
+/*
+ * stats-counter-bits=20: the frame counters wrap at 2^20, the byte
+ * counters still at 2^32 (as the LAN78xx's); 24 is refused.
+ */
+static void test_stats_counter_bits(void)
+{
+    Ctx c;
+    TxRing t;
+
+    ctx_init(&c, false);
+    setup_tx(&c, &t);
+    prop_set(&c, "stats-counter-bits", nv(20, 32));
+    prop_set(&c, "stat-preset", 0xFFFFF);
+    tx_desc(&c, &t, 0, 100, (1u << 26) | (1u << 20));   /* IOC, TPE */
+    wr(&c, TX_TAIL(0), 1);
+    g_assert_true(wait_hwb(&c, t.hwb, 1));
+    drain_sock(&c, 1);
+    g_assert_cmphex(rd(&c, STAT_TX_TOTAL), ==, 0);
+    g_assert_cmphex(rd(&c, STAT_TX_UC_BYTES), >, 0xFFFFF);
+    /* a preset above the width reads masked */
+    prop_set(&c, "stat-preset", 0xFFFFFFFFu);
+    g_assert_cmphex(rd(&c, STAT_TX_TOTAL), ==, 0xFFFFF);
+    g_assert_cmphex(rd(&c, STAT_TX_UC_BYTES), ==, 0xFFFFFFFFu);
+    prop_set_bad(&c, "stats-counter-bits", 24);
+    ctx_fini(&c);
+}
+
+/*
+ * fse-lock: MAC_RX.FSE does not change while RXEN is set, nor in the
+ * write that sets RXEN (AN2948, as the driver quotes it); it does with
+ * the receiver off.
+ */
+static void test_fse_lock(void)
+{
+    Ctx c;
+
+    ctx_init(&c, false);
+    prop_set(&c, "fse-lock", nv(1, 0));
+    wr(&c, MAC_RX, 1 | 4);                      /* RXEN and FSE at once */
+    g_assert_cmphex(rd(&c, MAC_RX) & 5, ==, 1);
+    wr(&c, MAC_RX, 0);                          /* off (idle: at once) */
+    g_assert_cmphex(rd(&c, MAC_RX) & 2, ==, 2);
+    wr(&c, MAC_RX, 4);                          /* FSE, receiver off */
+    g_assert_cmphex(rd(&c, MAC_RX) & 4, ==, 4);
+    wr(&c, MAC_RX, 1 | 4);
+    wr(&c, MAC_RX, 1);                          /* clear FSE while on */
+    g_assert_cmphex(rd(&c, MAC_RX) & 5, ==, 5);
+    g_assert_cmpint(cnt(&c, "mac_fse_refused"), ==, 2);
+    ctx_fini(&c);
+}
+
+/* pci-revision: the PCI revision ID; default the variant's (0x00) */
+static void test_pci_revision(void)
+{
+    Ctx c;
+
+    ctx_init(&c, false);
+    g_assert_cmphex(qpci_config_readb(c.dev, PCI_REVISION_ID), ==, 0x00);
+    ctx_fini(&c);
+    ctx_init_dev(&c, false, nv(1, 0) ? "lan7430,pci-revision=16" :
+                 "lan7430");
+    g_assert_cmphex(qpci_config_readb(c.dev, PCI_REVISION_ID), ==, 0x10);
+    ctx_fini(&c);
+}
+
+/*
+ * strict-dma=on: a write-back after its channel's DMA stop completed,
+ * into a ring reprogrammed since, is an error: counted, and the guest is
+ * reported panicked (here -action panic=pause: the VM stops).
+ */
+static void test_strict_dma(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+    QTestState *q;
+    QDict *rsp, *ret;
+    uint64_t ring2;
+
+    ctx_init_args(&c, false, nv(1, 0) ? "lan7430,strict-dma=on" :
+                  "lan7430", "-action panic=pause");
+    q = c.qs->qts;
+    setup_rx_drv(&c, &r);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_frames", 1));
+    wr(&c, DMAC_CMD, 1u << 0);                  /* STOP_R(0): late wb */
+    ring2 = guest_alloc(&c.qs->alloc, RING * 16);
+    wr(&c, RX_BASE_ADDRL(0), ring2 & 0xFFFFFFFF);
+    wr(&c, RX_BASE_ADDRH(0), ring2 >> 32);
+    g_assert_cmpint(cnt(&c, "strict_dma_errors"), ==, 0);
+    qtest_clock_step(q, 400 * 1000);
+    g_assert_cmpint(cnt(&c, "wb_freed_ring_writes"), ==, 1);
+    g_assert_cmpint(cnt(&c, "wb_late_writes"), ==, 1);
+    g_assert_cmpint(cnt(&c, "strict_dma_errors"), ==, 2);
+    g_assert_cmpint(cnt(&c, "strict_dma_failed"), ==, 1);
+    rsp = qtest_qmp(q, "{'execute': 'query-status'}");
+    ret = qdict_get_qdict(rsp, "return");
+    g_assert_cmpstr(qdict_get_str(ret, "status"), ==, "guest-panicked");
+    qobject_unref(rsp);
+    ctx_fini(&c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -3403,5 +3736,13 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/wb-default-tx", test_wb_default_tx);
     qtest_add_func("lan7430/wb-at-stop", test_wb_at_stop);
     qtest_add_func("lan7430/wb-freed-ring", test_wb_freed_ring);
+    qtest_add_func("lan7430/desc-fetch-latency", test_desc_fetch_latency);
+    qtest_add_func("lan7430/dma-rate", test_dma_rate);
+    qtest_add_func("lan7430/wb-latency", test_wb_latency);
+    qtest_add_func("lan7430/dma-coal", test_dma_coal);
+    qtest_add_func("lan7430/stats-counter-bits", test_stats_counter_bits);
+    qtest_add_func("lan7430/fse-lock", test_fse_lock);
+    qtest_add_func("lan7430/pci-revision", test_pci_revision);
+    qtest_add_func("lan7430/strict-dma", test_strict_dma);
     return g_test_run();
 }
