@@ -211,14 +211,16 @@ printf '%s\n' "$cmd" >>"$H/log"
 cmd=${cmd//\/proc\//$H/fs/proc/}
 cmd=${cmd//\/sys\//$H/fs/sys/}
 cd "$H" || exit 255
+conn=
+[ ! -e "$H/ssh_connection" ] || conn=$(cat "$H/ssh_connection")
 exec env -i PATH="$H/bin:$BOARD_SANDBOX/sysbin" FAKE_HOST="$H" HOME="$H" \
-	bash -c "$cmd"
+	BOARD_SANDBOX="$BOARD_SANDBOX" SSH_CONNECTION="$conn" bash -c "$cmd"
 '''
 
 # the real programs a fake host has besides its fakes
 SYSBIN = ("bash", "sh", "cat", "mkdir", "rm", "tar", "sleep", "seq", "grep",
           "ls", "wc", "python3", "getconf", "sync", "env", "sed", "head",
-          "tail", "true", "false", "test", "od", "tr")
+          "tail", "true", "false", "test", "od", "tr", "mv", "cp", "chmod")
 FAKES = ("uname", "ip", "ethtool", "iperf3", "modinfo", "insmod", "rmmod",
          "modprobe", "ping", "dmesg")
 
@@ -322,6 +324,10 @@ class Sandbox:
                "--secs", "1", "--cells", "tcp-rx-1500", "--changes", "",
                "--tracefs", str(self.tmp / "no-tracefs"), "--remote-dir",
                str(self.tmp / "remote"), "--out", str(self.tmp / "out")]
+        if "--ksft" in extra:
+            # the selftests run: the later options of extra win over
+            # the ones above, --no-selftests cannot be undone by one
+            cmd.remove("--no-selftests")
         env = dict(os.environ, BOARD_SANDBOX=str(self.tmp),
                    PATH=f"{self.tmp / 'bin'}:{os.environ['PATH']}")
         return subprocess.run(cmd + list(extra), text=True,
@@ -602,3 +608,99 @@ def test_series_patches_and_config(tmp_path):
                     "CONFIG_FAILSLAB=y\nCONFIG_DEBUG_INFO_BTF_MODULES=n\n")
     assert board_build.kconfig_missing(cfg, [frag]) == [
         "CONFIG_TLS=y", "CONFIG_FAILSLAB=y"]
+
+
+
+def test_netif_carries_ssh(sb):
+    """A NETIF that the ssh connection arrives through is refused (the kit
+    takes it down)."""
+    (sb.tmp / "hosts" / BOARD / "ssh_connection").write_text(
+        "10.0.0.9 50000 10.0.0.5 22\n")
+    p = sb.kit()
+    refused(sb, p, "ssh reaches the board through eth1", "10.0.0.5")
+
+
+# a kselftest install whose run_kselftest.sh reports what it was asked,
+# fails reconfig_traffic.py with the upstream module and checks the
+# net.config the kit wrote
+RUN_KSELFTEST = r"""#!/bin/bash
+mod=$(python3 -c 'import json, os; print(json.load(open(os.environ["FAKE_HOST"] + "/state.json"))["lan743x"])')
+n=0
+while [ $# -gt 0 ]; do
+	[ "$1" = -t ] || { shift; continue; }
+	t=$2; shift 2
+	n=$((n + 1))
+	col=${t%%:*} f=${t#*:}
+	if ! grep -qx REMOTE_TYPE=ssh "$col/net.config" ||
+		! grep -qx NETIF=eth1 "$col/net.config"; then
+		echo "not ok $n selftests: $col: $f # no net.config"
+	elif [ "$f" = reconfig_traffic.py ] && [[ "$mod" == */upstream/* ]]; then
+		echo "not ok $n selftests: $col: $f # exit=1"
+	elif [ "$f" = tso.py ]; then
+		echo "ok $n selftests: $col: $f # SKIP"
+	else
+		echo "ok $n selftests: $col: $f"
+	fi
+done
+"""
+
+
+def fake_install(tmp):
+    """A kselftest install directory with a few of the tests."""
+    d = tmp / "install"
+    for f in ("drivers/net/hw/reconfig_traffic.py",
+              "drivers/net/hw/napi_contract.py", "drivers/net/hw/tso.py",
+              "drivers/net/ping.py"):
+        (d / f).parent.mkdir(parents=True, exist_ok=True)
+        (d / f).write_text("#!/usr/bin/env python3\n")
+    r = d / "run_kselftest.sh"
+    r.write_text(RUN_KSELFTEST)
+    r.chmod(0o755)
+    return d
+
+
+def test_selftests_need_ssh_to_partner(sb):
+    """The selftests' REMOTE_TYPE=ssh: a board that cannot ssh to the
+    partner is refused before anything changes."""
+    p = sb.kit("--ksft", str(fake_install(sb.tmp)), "--no-bench")
+    refused(sb, p, "the board cannot ssh to the partner as root@peer")
+
+
+def test_selftests_and_live_change(sb):
+    """With each module: the selftests the install has, their results per
+    module in the table; the live MTU changes under the partner's UDP
+    stream (loopback in the sandbox) with make outage's rows; the state
+    put back."""
+    (sb.tmp / "hosts" / BOARD / "bin" / "ssh").symlink_to(sb.tmp / "bin"
+                                                          / "ssh")
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    p = sb.kit("--ksft", str(fake_install(sb.tmp)), "--cells", "mem-up",
+               "--changes", "mtu-1500to9000", "--local-v4", "127.0.0.1",
+               "--remote-v4", "127.0.0.2", "--live-port", str(port),
+               "--live-rate", "2000")
+    assert p.returncode == 0, p.stderr
+    table = (sb.tmp / "out" / "table.md").read_text()
+    rows = {line.split(" | ")[0].lstrip("| ") + " " + line.split(" | ")[1]:
+            line for line in table.splitlines() if line.startswith("| ")}
+    assert "| drivers/net/hw:reconfig_traffic.py | fail | pass |" in table
+    assert "| drivers/net/hw:napi_contract.py | pass | pass |" in table
+    assert "| drivers/net/hw:tso.py | skip | skip |" in table
+    assert "| drivers/net:ping.py | pass | pass |" in table
+    assert "| drivers/net:stats.py |" not in table   # not in the install
+    assert (sb.tmp / "out" / "selftests-upstream.ktap").exists()
+    lost = rows["mtu-1500to9000 lost packets"]
+    assert lost.startswith("| mtu-1500to9000 | lost packets | 0 [0, 0] | "
+                           "0 [0, 0] |"), lost
+    assert "mtu-1500to9000 longest gap, ms" in rows
+    assert "mtu-1500to9000 ip link set mtu, ms" in rows
+    assert "mem-up KiB taken by ip link set up (free pages)" in rows
+    recs = [json.loads(x) for x in (sb.tmp / "out" / "records.jsonl")
+            .read_text().splitlines()]
+    live = [r for r in recs if r["cell"] == "mtu-1500to9000"]
+    assert len(live) == 2 and all(r["raw"]["sent"] > 1000 for r in live)
+    for h in (BOARD, PEER):
+        assert comparable(sb.state(h)) == comparable(
+            host_state(1400, h == PEER)), h

@@ -218,6 +218,8 @@ def parse_args(argv=None):
                     help="live MTU changes ('' = none)")
     ap.add_argument("--live-rate", type=int, default=10000,
                     help="the partner's UDP stream, datagrams/s")
+    ap.add_argument("--live-port", type=int, default=UDP_PORT,
+                    help="its UDP port on the board")
     ap.add_argument("--local-v4", default="192.0.2.1")
     ap.add_argument("--remote-v4", default="192.0.2.2")
     ap.add_argument("--prefix", type=int, default=24)
@@ -233,6 +235,9 @@ def parse_args(argv=None):
                     metavar="KEY=VALUE", help="a further line of net.config, "
                     "e.g. PATH_MAX_MTU=1500 (a switch that passes no jumbo "
                     "frames)")
+    ap.add_argument("--ksft", help="a kselftest install (make install's "
+                    "INSTALL_PATH, with run_kselftest.sh) to run instead of "
+                    "building one")
     ap.add_argument("--no-selftests", action="store_true")
     ap.add_argument("--no-bench", action="store_true")
     ap.add_argument("--tracefs", default="/sys/kernel/tracing")
@@ -272,6 +277,8 @@ def parse_args(argv=None):
         progress(f"note: {args.reps} repetitions; the project's figures "
                  "need at least 5")
     args.peer_from_dut = args.peer_from_dut or args.peer
+    if args.ksft and not (Path(args.ksft) / "run_kselftest.sh").is_file():
+        ap.error(f"--ksft {args.ksft}: no run_kselftest.sh there")
     bad = [c for c in args.net_config if not re.fullmatch(r"[A-Z_0-9]+=\S*", c)]
     if bad:
         ap.error(f"--net-config {bad[0]!r}: KEY=VALUE")
@@ -699,7 +706,7 @@ class Board:
         self.up()
         secs = 6
         recv = self.dut.popen(f"exec python3 {self.w}/udpseq.py recv --bind "
-                              f"{self.args.local_v4} --port {UDP_PORT} "
+                              f"{self.args.local_v4} --port {self.args.live_port} "
                               f"--secs {secs}")
         ready = recv.stdout.readline()
         if "ready" not in ready:
@@ -707,7 +714,7 @@ class Board:
             raise BoardError(f"the board's UDP receiver did not start: "
                              f"{recv.stderr.read()[-300:]}")
         send = self.peer.popen(f"exec python3 {self.w}/udpseq.py send --to "
-                               f"{self.args.local_v4} --port {UDP_PORT} "
+                               f"{self.args.local_v4} --port {self.args.live_port} "
                                f"--rate {self.args.live_rate} --secs "
                                f"{secs - 2}")
         time.sleep(1.5)
@@ -782,16 +789,20 @@ def run(args, out):
     check_vermagic(kos, facts["dut_kernel"], facts["dut_magic"])
     ksft = None
     if not args.no_selftests:
-        if bmeta is None:
-            raise BoardError("the selftests are built from the kernel "
-                             "source: give KDIR= (or --no-selftests)")
-        ksft = build_ksft(args, out, bmeta)
         if not dut.ok(f"ssh -o BatchMode=yes {shlex.quote(args.peer_from_dut)}"
                       " true"):
             raise BoardError(f"the board cannot ssh to the partner as "
                              f"{args.peer_from_dut} without a password "
                              "(REMOTE_TYPE=ssh of the selftests): set up a "
                              "key, or give --peer-from-dut")
+        if args.ksft:
+            ksft = Path(args.ksft)
+        elif bmeta is None:
+            raise BoardError("the selftests are built from the kernel "
+                             "source: give KDIR= (or --ksft DIR, or "
+                             "--no-selftests)")
+        else:
+            ksft = build_ksft(args, out, bmeta)
     meta = {"dut": args.dut, "peer": args.peer, "netif": args.netif,
             "arch": args.arch, "reps": args.reps, "secs": args.secs,
             "modules": args.names, "kos": {n: str(k) for n, k in kos.items()},
@@ -839,7 +850,8 @@ def run(args, out):
         meta["partner"] = partner_check(args, dut, peer, facts,
                                         meta["warnings"])
         if ksft:
-            dut.put(ksft, b.w)
+            dut.put(ksft, f"{b.w}/.ksft")
+            dut.sh(f"mv {b.w}/.ksft/{shlex.quote(ksft.name)} {b.w}/ksft")
             if (ksft.parent / "ynl").is_dir():
                 dut.run(f"mkdir -p {b.w}/ksft-ynl")
                 dut.put(ksft.parent / "ynl", f"{b.w}/ksft-ynl")
