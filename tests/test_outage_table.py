@@ -2,6 +2,7 @@
 emulator's FIFO holds per module, says n/a where a figure is missing, gives
 the starvation rows per received frame and the line-rate estimate, and
 fails a repetition whose model counted descriptor errors."""
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -141,3 +142,22 @@ def test_outage_finds_its_qmp_client(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "No module named" not in p.stderr, p.stderr
     assert "no emulator counters over QMP" in p.stderr, p.stderr
+
+
+def test_window_is_the_fifo_one_when_a_fifo_was_disabled():
+    """A change that disables a FIFO and then stops the DMA (v4's switch)
+    is closed from the FIFO's disable: the window is rx_disable to
+    rx_enable, kind "fifo", never the shorter DMA pair credited with a
+    FIFO that was off. Without a FIFO disable the DMA pair is the
+    window."""
+    spec = importlib.util.spec_from_file_location(
+        "guest_outage", ROOT / "lab" / "guest" / "outage.py")
+    guest_outage = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(guest_outage)
+    both = [(1.000, "rxd"), (1.001, "dms"), (1.004, "dme"), (1.005, "rxe")]
+    ms, kind = guest_outage.window(both, 0, 2)
+    assert kind == "fifo" and abs(ms - 5.0) < 1e-6, (ms, kind)
+    ms, kind = guest_outage.window(both[1:3], 0, 2)
+    assert kind == "dma" and abs(ms - 3.0) < 1e-6, (ms, kind)
+    assert guest_outage.window([(1.0, "cmi"), (1.5, "cmo")], 0, 2)[1] == "mtu"
+    assert guest_outage.window([], 0, 2) == (None, None)

@@ -57,10 +57,11 @@ PER_FRAME = [
 ROWS = [("lost", "lost packets"), ("gap_ms", "longest gap, ms"),
         ("window_ms", "RX channel stopped, ms (*)"),
         ("cmd_ms", "ip link set mtu, ms")]
-NOTE = ("(*) kprobes: first lan743x_rx_dma_stop() to the last "
-        "lan743x_rx_dma_start() return (DMA stopped, FIFO on), else first "
-        "lan743x_rx_disable() to the last lan743x_rx_enable() return, else "
-        "the whole ndo_change_mtu (6.12: MAC RX stop, an upper bound)")
+NOTE = ("(*) kprobes: first lan743x_rx_disable() to the last "
+        "lan743x_rx_enable() return when the change disabled a FIFO (FIFO "
+        "and DMA stopped), else first lan743x_rx_dma_stop() to the last "
+        "lan743x_rx_dma_start() return (DMA stopped, FIFO on), else the "
+        "whole ndo_change_mtu (6.12: MAC RX stop, an upper bound)")
 #: the outage's frame: lab/guest/outage.py sends 8 + 56 bytes of UDP
 #: payload: + UDP 8, IPv4 20, Ethernet 14, FCS 4
 OUTAGE_FRAME = 64 + 8 + 20 + 14 + 4

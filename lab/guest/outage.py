@@ -125,18 +125,22 @@ def kprobe_events():
 
 
 def window(evs, t0, t1):
-    """ms a receive channel was stopped during one change: from the first
-    lan743x_rx_dma_stop() to the return of the last lan743x_rx_dma_start()
-    (the series: DMA channels stopped one at a time, their FIFOs keep
-    receiving), else from the first lan743x_rx_disable() to the return of
-    the last lan743x_rx_enable() (FIFO and DMA stopped), else, when the
-    change did not restart the channels (6.12 only stops and restarts MAC
-    RX, inside ndo_change_mtu), the whole ndo_change_mtu call, an upper
-    bound. (None, None) if the probes saw no call, else (ms, kind): kind
-    "dma" (DMA stopped, FIFO receiving), "fifo" (FIFO and DMA stopped) or
-    "mtu" (the whole ndo_change_mtu)."""
+    """ms a receive channel was closed during one change, from what the
+    probes saw: from the first lan743x_rx_disable() to the return of the
+    last lan743x_rx_enable() when the change disabled a channel's FIFO
+    (kind "fifo": FIFO and DMA stopped; frames for the channel are
+    dropped, the FIFO holds none), else from the first
+    lan743x_rx_dma_stop() to the return of the last
+    lan743x_rx_dma_start() (kind "dma": DMA stopped, the FIFO keeps
+    receiving), else, when the change did not restart the channels (6.12
+    only stops and restarts MAC RX, inside ndo_change_mtu), the whole
+    ndo_change_mtu call, an upper bound (kind "mtu"). The FIFO pair comes
+    first: a change that disables the FIFO and then stops the DMA calls
+    both, and its receiver is closed from the FIFO's disable, which the
+    model's rx_drop_disabled counts. (None, None) if the probes saw no
+    call."""
     ev = [(t, n) for t, n in evs if t0 <= t <= t1]
-    for start, end, kind in (("dms", "dme", "dma"), ("rxd", "rxe", "fifo"),
+    for start, end, kind in (("rxd", "rxe", "fifo"), ("dms", "dme", "dma"),
                              ("cmi", "cmo", "mtu")):
         ts = [t for t, n in ev if n == start]
         te = [t for t, n in ev if n == end]
