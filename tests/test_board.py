@@ -704,3 +704,34 @@ def test_selftests_and_live_change(sb):
     for h in (BOARD, PEER):
         assert comparable(sb.state(h)) == comparable(
             host_state(1400, h == PEER)), h
+
+
+def test_cache_counts_mode():
+    """The cache maintenance counts: the function profiler first; kprobes
+    only on a kernel known not to be Thumb-2 (kprobes oop there), unless
+    asked for; what the kernel lacks is never chosen."""
+    import board  # pylint: disable=import-outside-toplevel
+    full = {"profiler": "yes", "kprobes": "yes", "hist": "yes"}
+    kp = {"profiler": "no", "kprobes": "yes", "hist": "yes"}
+    assert board.cache_mode("auto", full, None) == "profiler"
+    assert board.cache_mode("auto", kp, False) == "kprobes"
+    assert board.cache_mode("auto", kp, True) == "none"
+    assert board.cache_mode("auto", kp, None) == "none"
+    assert board.cache_mode("auto", dict(kp, thumb2="no"), None) == "kprobes"
+    assert board.cache_mode("kprobes", kp, None) == "kprobes"
+    assert board.cache_mode("profiler", kp, False) == "none"
+    assert board.cache_mode("auto", dict(kp, hist="no"), False) == "none"
+    hist = ("=== kp_arch_sync_dma_for_device\n"
+            "{ common_cpu:          0 } hitcount:         40\n"
+            "{ common_cpu:          1 } hitcount:          2\n"
+            "=== kprobe\n")
+    snap = {"stat": "cpu  10 0 10 70 0\n", "irq": "CPU0\n",
+            "rtnl": json.dumps([{"stats64": {"tx": {"packets": 0}}}]),
+            "ethtool": "", "meminfo": ""}
+    after = dict(snap, rtnl=json.dumps([{"stats64": {"tx": {"packets": 21}}}]))
+    js = json.dumps({"end": {"sum_received": {"bits_per_second": 1},
+                             "sum_sent": {}}})
+    m = board_parse.cell_metrics(snap, after, js, "", hist, "tx", "eth1",
+                                 "x", None, None)
+    assert m["arch_sync_dma_for_device calls/pkt"] == 2
+    assert "arch_sync_dma_for_cpu calls/pkt" not in m

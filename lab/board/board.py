@@ -241,6 +241,11 @@ def parse_args(argv=None):
     ap.add_argument("--no-selftests", action="store_true")
     ap.add_argument("--no-bench", action="store_true")
     ap.add_argument("--tracefs", default="/sys/kernel/tracing")
+    ap.add_argument("--cache-counts", default="auto",
+                    choices=("auto", "profiler", "kprobes", "none"),
+                    help="how arch_sync_dma_for_* calls are counted (auto: "
+                    "the function profiler, else kprobes on a kernel known "
+                    "not to be Thumb-2)")
     ap.add_argument("--remote-dir", default="/tmp/lan743x-board")
     ap.add_argument("--ssh-opt", action="append", default=[],
                     help="an extra ssh option, e.g. -p2222")
@@ -417,6 +422,28 @@ def partner_check(args, dut, peer, facts, warnings):
     return res
 
 
+def cache_mode(asked, probe, thumb2):
+    """How the cache maintenance calls are counted: ASKED (--cache-counts:
+    auto, profiler, kprobes, none) against what the board's kernel has
+    (trace.sh probe: PROBE) and whether it is a Thumb-2 kernel (THUMB2:
+    True, False or None, unknown; kprobes oops on one). auto: the
+    function profiler, else kprobe events on a kernel known not to be
+    Thumb-2, else none."""
+    prof = probe.get("profiler") == "yes"
+    kp = probe.get("kprobes") == "yes" and probe.get("hist") == "yes"
+    if thumb2 is None:
+        thumb2 = {"yes": True, "no": False}.get(probe.get("thumb2"))
+    if asked == "profiler":
+        return "profiler" if prof else "none"
+    if asked == "kprobes":
+        return "kprobes" if kp else "none"
+    if asked == "none":
+        return "none"
+    if prof:
+        return "profiler"
+    return "kprobes" if kp and thumb2 is False else "none"
+
+
 def set_mtu(host, dev, mtu):
     """ip link set DEV mtu MTU on HOST."""
     host.sh(f"ip link set dev {shlex.quote(dev)} mtu {int(mtu)}")
@@ -449,6 +476,7 @@ class Board:
         self.loaded = None
         self.trace = {}
         self.unavailable = {}
+        self.cache = "none"
 
     # modules ----------------------------------------------------------
 
@@ -577,10 +605,14 @@ class Board:
                                             "6.12 or later, CONFIG_FTRACE)")
         if not kv.get("pp_hold"):
             u["page_pool new/released pages"] = "no page_pool tracepoints"
-        if kv.get("profiler") != "yes":
+        self.cache = cache_mode(self.args.cache_counts, kv,
+                                self.facts.get("thumb2"))
+        if self.cache == "none":
             u["arch_sync_dma_for_* calls/pkt (cache maintenance)"] = (
-                "no function profiler for arch_sync_dma_for_device/_cpu "
-                "(CONFIG_FUNCTION_PROFILER, a non-coherent arch)")
+                "neither the function profiler for arch_sync_dma_for_device"
+                "/_cpu (CONFIG_FUNCTION_PROFILER, a non-coherent arch) nor "
+                "kprobe events on a kernel known not to be Thumb-2 "
+                "(CONFIG_KPROBE_EVENTS; --cache-counts)")
 
     # cells ------------------------------------------------------------
 
@@ -614,7 +646,7 @@ class Board:
         q0 = self.ynl("qstats-get", {"ifindex": self.ifindex()})
         tracing = self.trace.get("tracefs") == "yes"
         if tracing:
-            self.tr("start", self.facts["pci"], self.dev)
+            self.tr("start", self.facts["pci"], self.dev, self.cache)
         js, err = self.iperf(name, self.args.secs)
         hists = self.tr("stop") if tracing else ""
         s1 = self.snapshot()
@@ -786,6 +818,10 @@ def run(args, out):
     peer = Host(args.peer, "partner", args.ssh_opt)
     facts = preflight(args, dut, peer)
     kos, bmeta = build(args, out)
+    if bmeta:
+        cfg = Path(bmeta["kdir"], ".config").read_text(encoding="utf-8",
+                                                       errors="replace")
+        facts["thumb2"] = "CONFIG_THUMB2_KERNEL=y" in cfg.splitlines()
     check_vermagic(kos, facts["dut_kernel"], facts["dut_magic"])
     ksft = None
     if not args.no_selftests:

@@ -209,7 +209,9 @@ def cell_metrics(s0, s1, js, err, hists, direction, dev, pci, q0, q1):
         m["driver page allocs/pkt"] = per(sum(n for _, n, d in al if d))
         m["driver order>0 allocs/pkt"] = per(
             sum(n for o, n, d in al if d and o))
-    if "profile" in sec:
-        for fn in CACHE_FUNCS:
+    for fn in CACHE_FUNCS:
+        if "profile" in sec:
             m[f"{fn} calls/pkt"] = per(profile_calls(sec["profile"], fn))
+        elif f"kp_{fn}" in sec:
+            m[f"{fn} calls/pkt"] = per(hits(sec[f"kp_{fn}"])[0])
     return m

@@ -4,7 +4,11 @@
 # so nothing is lost at line rate. The kit copies this file to the board.
 #
 #   trace.sh TRACEFS STATE probe               what this kernel can count
-#   trace.sh TRACEFS STATE start PCI NETIF     set the counters of a cell
+#   trace.sh TRACEFS STATE start PCI NETIF CACHE
+#                                              set the counters of a cell;
+#                                              CACHE: how the cache
+#                                              maintenance calls are counted
+#                                              (profiler, kprobes or none)
 #   trace.sh TRACEFS STATE stop                print them ("=== name"
 #                                              sections), remove them
 #   trace.sh TRACEFS STATE downcount NETIF     count the pages freed while
@@ -41,7 +45,8 @@ PPH=$(ev page_pool/page_pool_state_hold)
 PPR=$(ev page_pool/page_pool_state_release)
 ALLOC=$(ev kmem/mm_page_alloc)
 FREE=$(ev kmem/mm_page_free)
-FUNCS="arch_sync_dma_for_device arch_sync_dma_for_cpu"
+# the cache maintenance of streaming DMA on a non-coherent arch
+FUNCS=${BOARD_TRACE_FUNCS:-arch_sync_dma_for_device arch_sync_dma_for_cpu}
 
 has_hist() { [ -n "$ALLOC" ] && [ -e "$T/events/$ALLOC/hist" ] || grep -q "hist trigger" "$T/README" 2>/dev/null; }
 
@@ -63,6 +68,7 @@ clear_all() {
 			echo 0 >"$T/function_profile_enabled" 2>/dev/null
 			echo >"$T/set_ftrace_filter" 2>/dev/null
 			;;
+		kprobe) echo "-:$e" >>"$T/kprobe_events" 2>/dev/null ;;
 		*) echo "!$spec" >"$T/events/$e/trigger" 2>/dev/null ;;
 		esac
 	done <"$S"
@@ -101,6 +107,18 @@ probe)
 	else
 		echo "profiler=no"
 	fi
+	if [ -e "$T/kprobe_events" ]; then echo "kprobes=yes"; else echo "kprobes=no"; fi
+	# kprobes oops on a Thumb-2 kernel: the host uses them only on one
+	# known not to be
+	if [ -r /proc/config.gz ] && command -v zcat >/dev/null; then
+		if zcat /proc/config.gz | grep -q '^CONFIG_THUMB2_KERNEL=y'; then
+			echo "thumb2=yes"
+		else
+			echo "thumb2=no"
+		fi
+	else
+		echo "thumb2=unknown"
+	fi
 	;;
 start)
 	pci=$1 dev=$2
@@ -113,13 +131,24 @@ start)
 	[ -z "$PPH" ] || set_trig pp_hold "$PPH" "hist:keys=common_cpu:vals=hitcount"
 	[ -z "$PPR" ] || set_trig pp_release "$PPR" "hist:keys=common_cpu:vals=hitcount"
 	[ -z "$ALLOC" ] || set_trig page_alloc "$ALLOC" "hist:keys=$(stacktrace_key),order:vals=hitcount:size=8192"
-	if [ -e "$T/function_profile_enabled" ] &&
-		echo "$FUNCS" >"$T/set_ftrace_filter" 2>/dev/null; then
-		echo 0 >"$T/function_profile_enabled"
-		# enabling resets the counts
-		echo 1 >"$T/function_profile_enabled" &&
-			printf 'profile\t-\t-\n' >>"$S"
-	fi
+	case "${3:-none}" in
+	profiler)
+		if echo "$FUNCS" >"$T/set_ftrace_filter" 2>/dev/null; then
+			echo 0 >"$T/function_profile_enabled"
+			# enabling resets the counts
+			echo 1 >"$T/function_profile_enabled" &&
+				printf 'profile\t-\t-\n' >>"$S"
+		fi
+		;;
+	kprobes)
+		for f in $FUNCS; do
+			echo "p:lanboard/$f $f" >>"$T/kprobe_events" || continue
+			set_trig "kp_$f" "lanboard/$f" "hist:keys=common_cpu:vals=hitcount"
+			# after its trigger: clear_all removes that first
+			printf 'kprobe\tlanboard/%s\t-\n' "$f" >>"$S"
+		done
+		;;
+	esac
 	;;
 stop)
 	[ -f "$S" ] || exit 0
@@ -127,6 +156,7 @@ stop)
 		echo "=== $name"
 		case "$name" in
 		profile) cat "$T"/trace_stat/function[0-9]* 2>/dev/null ;;
+		kprobe) ;;
 		*) cat "$T/events/$e/hist" ;;
 		esac
 	done <"$S"
