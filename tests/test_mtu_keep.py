@@ -18,6 +18,9 @@ static and IPv6 is off on both ends):
   the new maximum frame size (as the upstream driver does at every MTU
   change) are printed, not judged.
 * ethtool -G rx replaces the rings again at the current MTU.
+* 8000 -> 9000 from rings allocated at 8000: a whole-page buffer holds
+  the frames of every MTU its page order allows (order 2 for both with
+  4 KiB pages), so the rings are kept, with the same checks.
 
 The v3 series compared the buffer length exactly, so every one of these
 changes replaced the rings: LAN743X_MTU_KEEP_REV=v3 runs the same checks
@@ -168,3 +171,17 @@ def test_ring_size_change_replaces_the_rings(vm):
     r = change(vm, "ethtool -G $D rx 256")
     assert r["rc"] == 0 and not r["bad_dmesg"], r
     assert r["dma_resets"] >= 4 and not r["pools_kept"], r
+
+
+def test_increase_within_the_page_order_keeps_the_rings(vm):
+    """Rings allocated at 8000 take order-2 pages (4 KiB pages), which
+    hold 9000's frames as well: 8000 -> 9000 keeps them, loses nothing."""
+    rc, out = vm.mtu_new_rings(8000)
+    assert rc == 0, out
+    r = change(vm, "ip link set $D mtu 9000")
+    _rc, now = gsh(vm, "cat /sys/class/net/$D/mtu")
+    assert r["rc"] == 0 and int(now) == 9000 and not r["bad_dmesg"], r
+    assert r["written"] > 0, r
+    assert r["dma_resets"] == 0 and r["pools_kept"], r
+    assert r["delivered"] == r["written"], r
+    assert r["fifo_overflow"] == 0 and all(r[k] == 0 for k in DROPS), r
