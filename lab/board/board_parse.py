@@ -164,7 +164,8 @@ def cell_metrics(s0, s1, js, err, hists, direction, dev, pci, q0, q1):
     m["packets"] = pk
     for d in ("rx", "tx"):
         for k, v in r1.get(d, {}).items():
-            if k not in ("packets", "bytes") and isinstance(v, int):
+            if re.search(r"drop|err|miss|over|fifo", k) and \
+                    isinstance(v, int):
                 m[f"rtnl {d}_{k}"] = v - r0.get(d, {}).get(k, 0)
     e0, e1 = ethtool_s(s0["ethtool"]), ethtool_s(s1["ethtool"])
     for k, v in e1.items():
