@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -75,6 +76,25 @@ def run(cmd, check=False, **kw):
     kw.setdefault("cwd", ROOT)
     return subprocess.run(cmd, text=True, capture_output=True, check=check,
                           **kw)
+
+
+def run_vm(cmd, env, timeout):
+    """Run CMD (lab/vm/vm.sh ...) with ENV. A guest crash (vm.sh exit 86)
+    is booted once more only when its console shows the TCG
+    text-patching int3 signature (lab/vm/crash.py), and the retry is
+    printed; any other crash is the result."""
+    fd, console = tempfile.mkstemp(
+        prefix="lan743x-lab-console.", dir="/tmp")
+    os.close(fd)
+    env = dict(env, VM_CONSOLE_LOG=console)
+    p = run(cmd, env=env, timeout=timeout)
+    if p.returncode == 86:
+        c = run([sys.executable, str(LAB / "vm/crash.py"), "retryable",
+                 console])
+        print(c.stdout + p.stderr[-3000:])
+        if c.returncode == 0:
+            p = run(cmd, env=env, timeout=timeout)
+    return p
 
 
 def stack_env(stack, **extra):

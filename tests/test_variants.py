@@ -1,7 +1,8 @@
 """The model's device variants (emulator/README.md "Variants",
-docs/emulator.md) under the UNMODIFIED upstream lan743x module:
-one VM boot per variant and stack, the guest e2e (lab/guest/e2e.sh) with
-shortened loops, and the kernel log showing which path the driver took.
+docs/emulator.md) under the upstream lan743x module and the series':
+one VM boot per variant, module and stack, the guest e2e
+(lab/guest/e2e.sh) with shortened loops, and the kernel log showing which
+path the driver took.
 
 The LAN7430 itself is covered by tests/test_vm.py; the variants' identity
 (PCI IDs, ID_REV, PHY address) by the qtests (variant-*).
@@ -13,7 +14,7 @@ import os
 import re
 
 import pytest
-from conftest import lab_built, qemu_build, run, stack_env
+from conftest import guest_module, lab_built, qemu_build, run_vm, stack_env
 
 STACKS = [s for s in os.environ.get("LAN743X_VARIANT_STACKS",
                                     "net-next-2").split(",") if s]
@@ -81,9 +82,11 @@ def fixture_guest_kernel(vstack):
                      env=stack_env(vstack))
 
 
+@pytest.mark.parametrize("module", ["upstream", "series"])
 @pytest.mark.parametrize("variant", DEFAULT_VARIANTS)
-def test_variant_e2e_upstream_module(qemu, guest_kernel, vstack, variant):
-    """The guest e2e passes on VARIANT, and the driver took its path."""
+def test_variant_e2e(qemu, guest_kernel, vstack, variant, module):
+    """The guest e2e passes on VARIANT with MODULE, and the driver took
+    its path."""
     dev, pci_id, proofs = VARIANTS[variant]
     name, _, opts = dev.partition(",")
     env = stack_env(vstack, QEMU=qemu,
@@ -91,12 +94,12 @@ def test_variant_e2e_upstream_module(qemu, guest_kernel, vstack, variant):
                     MODDIR=f"{guest_kernel}/mods", DUT_DEVICE=name,
                     DUT_OPTS=("," + opts) if opts else "", **SHORT_E2E)
     cmd = ["bash", "lab/vm/vm.sh", "sh", "-c", GUEST]
-    p = run(cmd, env=env, timeout=900)
-    if p.returncode == 86:
-        # a crash of the emulated machine, not a result: once more, said
-        print("guest crashed (vm.sh exit 86), repeating once:\n" +
-              p.stderr[-3000:])
-        p = run(cmd, env=env, timeout=900)
+    if module == "series":
+        ko = guest_module(vstack, "series")
+        env["LAN743X_KO"] = ko
+        cmd = ["bash", "lab/vm/vm.sh", "--ko", f"series={ko}", "sh", "-c",
+               GUEST]
+    p = run_vm(cmd, env, timeout=900)
     out = p.stdout + p.stderr
     print(out[-6000:])
     assert p.returncode == 0, out[-6000:]

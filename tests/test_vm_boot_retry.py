@@ -176,3 +176,19 @@ def test_model_counters_checked_after_a_vm_test():
         conftest.model_clean(vm, "after t")
     conftest.model_clean(vm, "after u")
     conftest.model_clean(FakeVM({}, running=False), "after t")
+
+
+@pytest.mark.parametrize("oops,calls", [
+    ("Oops: int3: 0000 [#1] PREEMPT SMP", 2),
+    ("BUG: kernel NULL pointer dereference, address: 0000000000000000", 1),
+    ("WARNING: CPU: 0 PID: 1 at net/core/dev.c:1 x", 1)])
+def test_run_vm_retries_only_the_int3_signature(tmp_path, oops, calls):
+    """conftest.run_vm(): a guest crash (exit 86) boots once more only when
+    the console's first problem is the TCG int3 signature; a BUG or a
+    WARNING is the result, returned at once."""
+    count = tmp_path / "calls"
+    cmd = ["bash", "-c", f"echo x >> {count}; "
+           f"echo '[    1.0] {oops}' > \"$VM_CONSOLE_LOG\"; exit 86"]
+    p = conftest.run_vm(cmd, dict(os.environ), timeout=30)
+    assert p.returncode == 86
+    assert len(count.read_text().splitlines()) == calls

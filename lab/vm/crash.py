@@ -10,6 +10,7 @@ the kernel reports as its first oops, "Oops: int3: 0000 [#1]" ("int3:
 boot, is retried, and every retry is reported.
 """
 import re
+import sys
 
 #: the first oops of a boot being an int3 trap (text patching under MTTCG)
 INT3_RE = re.compile(r"(?:^|\]\s|\|\s)(?:Oops: )?int3: 0000 \[#1\]")
@@ -33,3 +34,24 @@ def retryable(console):
     before it."""
     first = first_problem(console)
     return bool(first and INT3_RE.search(first))
+
+
+def main(argv):
+    """`crash.py retryable CONSOLE_LOG`: exit 0 if the log's crash is the
+    int3 signature (print so), 1 if it is any other problem or none (print
+    the first problem line); 2 on bad usage."""
+    if len(argv) != 2 or argv[0] != "retryable":
+        print("usage: crash.py retryable CONSOLE_LOG", file=sys.stderr)
+        return 2
+    with open(argv[1], encoding="utf-8", errors="replace") as f:
+        console = f.read()
+    first = first_problem(console)
+    if retryable(console):
+        print(f"crash.py: the TCG text-patching int3 signature, retried: {first}")
+        return 0
+    print(f"crash.py: not retried, a result: {first or 'no problem reported'}")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
