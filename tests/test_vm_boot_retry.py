@@ -187,8 +187,9 @@ def test_run_vm_retries_only_the_int3_signature(tmp_path, oops, calls):
     the console's first problem is the TCG int3 signature; a BUG or a
     WARNING is the result, returned at once."""
     count = tmp_path / "calls"
-    cmd = ["bash", "-c", f"echo x >> {count}; "
-           f"echo '[    1.0] {oops}' > \"$VM_CONSOLE_LOG\"; exit 86"]
+    script = (f"echo x >> {count}; "
+              f"echo '[    1.0] {oops}' > \"$VM_CONSOLE_LOG\"; exit 86")
+    cmd = ["bash", "-c", script]
     p = conftest.run_vm(cmd, dict(os.environ), timeout=30)
     assert p.returncode == 86
     assert len(count.read_text().splitlines()) == calls
