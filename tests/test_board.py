@@ -143,6 +143,10 @@ elif cmd == "ethtool":
         print(f"Settings for {dev}:\n\tSpeed: {st['speed']}Mb/s")
 elif cmd == "iperf3":
     if "-s" in args:
+        print("-----------------------------------------------------------\n"
+              "Server listening on 5201 (test #1)\n"
+              "-----------------------------------------------------------",
+              flush=True)
         time.sleep(0.3)
     elif "-u" in args:
         print(json.dumps({"end": {"sum_sent": {

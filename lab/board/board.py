@@ -30,7 +30,9 @@ when it ends, also on an error. Exit status: 0 done, 2 refused or failed
 """
 import argparse
 import json
+import os
 import re
+import select
 import shlex
 import subprocess
 import sys
@@ -386,8 +388,7 @@ def partner_check(args, dut, peer, facts, warnings):
     sp = re.search(r"Speed: (\d+)Mb/s", peer.run(
         f"ethtool {shlex.quote(facts['peer_if'])}").stdout)
     res["link_mbit"] = int(sp.group(1)) if sp else None
-    srv = dut.popen(f"iperf3 -s -1 -B {args.local_v4}")
-    time.sleep(1)
+    srv = iperf_server(dut, args.local_v4)
     p = peer.run(f"iperf3 -c {args.local_v4} -u -b 1G -l 1400 -t 3 -J",
                  timeout=60)
     try:
@@ -442,6 +443,28 @@ def cache_mode(asked, probe, thumb2):
     if prof:
         return "profiler"
     return "kprobes" if kp and thumb2 is False else "none"
+
+
+def iperf_server(host, addr, timeout=60):
+    """iperf3 -s -1 started on HOST at ADDR, once it listens (its
+    "Server listening" line): the process."""
+    srv = host.popen(f"exec iperf3 -s -1 -B {addr}")
+    fd = srv.stdout.fileno()
+    seen = b""
+    end = time.time() + timeout
+    while b"listening" not in seen:
+        left = end - time.time()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            srv.kill()
+            raise BoardError(f"iperf3 -s on the {host.role} did not listen "
+                             f"on {addr} within {timeout} s")
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            err = srv.communicate()[1]
+            raise BoardError(f"iperf3 -s on the {host.role} ended: "
+                             f"{err.strip()[-300:]}")
+        seen += chunk
+    return srv
 
 
 def set_mtu(host, dev, mtu):
@@ -624,8 +647,7 @@ class Board:
         srv_host, cli_host, to = ((self.dut, self.peer, a.local_v4)
                                   if direction == "rx" else
                                   (self.peer, self.dut, a.remote_v4))
-        srv = srv_host.popen(f"exec iperf3 -s -1 -B {to}")
-        time.sleep(1)
+        srv = iperf_server(srv_host, to)
         try:
             p = cli_host.run(f"iperf3 -c {to} -J -t {secs} -P 4",
                              timeout=secs + 60)
@@ -886,6 +908,14 @@ def run(args, out):
             dut.run(f"mkdir -p {d}")
             dut.put(ko, d)
             remote_ko[n] = f"{d}/{ko.name}"
+        src = Path(bmeta["src"]) if bmeta else \
+            (Path(args.src) if args.src else None)
+        if src and (src / "tools/net/ynl/pyynl/cli.py").exists():
+            # ynl's Python and the netdev spec (qstats, page_pool rows)
+            dut.run(f"mkdir -p {b.w}/ksft-ynl/ynl")
+            dut.put(src / "tools/net/ynl/pyynl", f"{b.w}/ksft-ynl/ynl")
+            dut.put(src / "Documentation/netlink/specs/netdev.yaml",
+                    f"{b.w}/ksft-ynl/ynl")
         b.probe()
         # the board's own module (as it was) answers the partner check
         if not facts["loaded"]:
@@ -897,9 +927,6 @@ def run(args, out):
         if ksft:
             dut.put(ksft, f"{b.w}/.ksft")
             dut.sh(f"mv {b.w}/.ksft/{shlex.quote(ksft.name)} {b.w}/ksft")
-            if (ksft.parent / "ynl").is_dir():
-                dut.run(f"mkdir -p {b.w}/ksft-ynl")
-                dut.put(ksft.parent / "ynl", f"{b.w}/ksft-ynl")
             cfg = b.net_config()
             for d in ("drivers/net", "drivers/net/hw"):
                 dut.run(f"cat > {b.w}/ksft/{d}/net.config", stdin=cfg)

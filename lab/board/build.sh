@@ -155,11 +155,6 @@ ksft)
 		done
 	fi
 	[ -x "$OUT/ksft/run_kselftest.sh" ] || die "make install left no run_kselftest.sh in $OUT/ksft"
-	# ynl's Python and the netdev family spec, for the page_pool and
-	# queue statistics of the bench (page-pool-get, qstats-get)
-	mkdir -p "$OUT/ynl"
-	cp -a "$t/tools/net/ynl/pyynl" "$OUT/ynl/" 2>/dev/null || true
-	cp "$t/Documentation/netlink/specs/netdev.yaml" "$OUT/ynl/" 2>/dev/null || true
 	echo "$OUT/ksft"
 	;;
 *) die "unknown command '$cmd' (tree, module, ksft)" ;;
