@@ -86,6 +86,15 @@
 #              and the bench's requests use VM_RWDIR, a mount of its own,
 #              which this does not change.
 #   VM_RWDIR   a host directory the guest may write (results, bench RPC)
+#   VM_IOMMU   1: a vIOMMU in front of the DUT (-device intel-iommu on
+#              vng's q35 machine, placed before the DUT so that its DMA
+#              is translated; the guest gets intel_iommu=on
+#              iommu.strict=1): a device write to an address the driver
+#              has unmapped then fails in the model (counted in
+#              dma_errors; with DUT_OPTS=",strict-dma=on" it fails the
+#              run). Needs CONFIG_INTEL_IOMMU in the guest kernel; without
+#              it the guest ignores the IOMMU and its DMA passes through
+#              (vm.sh warns).
 # armv7 only:
 #   VM_ARM_COHERENT  1: keep the dma-coherent property (coherent PCI DMA)
 #   VM_ARM_OUT host directory that receives the guest's /out at the end
@@ -107,7 +116,7 @@ ko_var() { printf %s "${1//[^A-Za-z0-9_]/_}"; }
 
 # x86_64: virtme-ng, the host's root file system; sets rc
 boot_x86_64() {
-	local d FW APPEND GCMD CMDFILE="" v
+	local d FW APPEND GCMD CMDFILE="" v APPEND_IOMMU=""
 	command -v vng >/dev/null || die "virtme-ng (vng) not found"
 	if [ -z "${KERNEL:-}" ]; then
 		KERNEL=$(ls -1 /boot/vmlinuz-6.12* 2>/dev/null | sort -V | tail -1 || true)
@@ -123,7 +132,16 @@ boot_x86_64() {
 	for d in /usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu; do
 		[ -d "$d" ] && FW="$FW -L $d"
 	done
-	local QOPTS="$FW -qmp unix:$QMP_SOCK,server=on,wait=off ${NET[*]}"
+	local IOMMU="" KCONF
+	if [ "${VM_IOMMU:-}" = 1 ]; then
+		IOMMU="-device intel-iommu,intremap=off"
+		APPEND_IOMMU="intel_iommu=on iommu.strict=1"
+		KCONF=$(dirname "$KERNEL")/../../../.config
+		if [ -f "$KCONF" ] && ! grep -q '^CONFIG_INTEL_IOMMU=y' "$KCONF"; then
+			echo "vm.sh: warning: VM_IOMMU=1 but $KERNEL has no CONFIG_INTEL_IOMMU: the guest will not use the IOMMU" >&2
+		fi
+	fi
+	local QOPTS="$FW -qmp unix:$QMP_SOCK,server=on,wait=off $IOMMU ${NET[*]}"
 	# TCG threading (see VM_TCG_THREAD above); vng passes no -accel without KVM
 	local TCG_THREAD=${VM_TCG_THREAD-multi}
 	case "$TCG_THREAD" in
@@ -172,7 +190,7 @@ boot_x86_64() {
 	loose) APPEND="rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose" ;;
 	*) die "VM_ROOT_CACHE=$VM_ROOT_CACHE: loose or none" ;;
 	esac
-	APPEND="$APPEND${VM_APPEND:+ $VM_APPEND}"
+	APPEND="$APPEND${APPEND_IOMMU:+ $APPEND_IOMMU}${VM_APPEND:+ $VM_APPEND}"
 	APPEND=${APPEND# }
 	set +e
 	# vng --verbose sends the kernel console to stderr: its lines (the kernel's
