@@ -143,11 +143,13 @@ elif cmd == "ethtool":
         print(f"Settings for {dev}:\n\tSpeed: {st['speed']}Mb/s")
 elif cmd == "iperf3":
     if "-s" in args:
-        print("-----------------------------------------------------------\n"
-              "Server listening on 5201 (test #1)\n"
-              "-----------------------------------------------------------",
-              flush=True)
-        time.sleep(0.3)
+        # its socket, as /proc/net/tcp shows it, while it runs
+        tcp = os.path.join(H, "fs/proc/net/tcp")
+        with open(tcp, "w") as f:
+            f.write("  sl  local_address rem_address   st\n"
+                    "   0: 0100007F:1451 00000000:0000 0A\n")
+        time.sleep(0.5)
+        os.unlink(tcp)
     elif "-u" in args:
         print(json.dumps({"end": {"sum_sent": {
             "bits_per_second": st["udp_mbit"] * 1e6}, "sum": {
@@ -224,7 +226,7 @@ exec env -i PATH="$H/bin:$BOARD_SANDBOX/sysbin" FAKE_HOST="$H" HOME="$H" \
 # the real programs a fake host has besides its fakes
 SYSBIN = ("bash", "sh", "cat", "mkdir", "rm", "tar", "sleep", "seq", "grep",
           "ls", "wc", "python3", "getconf", "sync", "env", "sed", "head",
-          "tail", "true", "false", "test", "od", "tr", "mv", "cp", "chmod")
+          "tail", "true", "false", "test", "od", "tr", "mv", "cp", "chmod", "awk")
 FAKES = ("uname", "ip", "ethtool", "iperf3", "modinfo", "insmod", "rmmod",
          "modprobe", "ping", "dmesg")
 
@@ -272,7 +274,7 @@ class Sandbox:
                              f'{f} "$@"\n')
                 p.chmod(0o755)
             proc = h / "fs" / "proc"
-            proc.mkdir(parents=True)
+            (proc / "net").mkdir(parents=True)
             (proc / "stat").write_text(
                 "cpu  100 0 100 1000 0 0 0 0 0 0\n"
                 "cpu0 50 0 50 500 0 0 0 0 0 0\n"
@@ -739,3 +741,13 @@ def test_cache_counts_mode():
                                  "x", None, None)
     assert m["arch_sync_dma_for_device calls/pkt"] == 2
     assert "arch_sync_dma_for_cpu calls/pkt" not in m
+
+
+def test_iperf3_port_taken(sb):
+    """An iperf3 server already listening on the board (port 5201) is
+    named instead of measuring against it; the state is put back."""
+    (sb.tmp / "hosts" / BOARD / "fs" / "proc" / "net" / "tcp").write_text(
+        "  sl  local_address rem_address   st\n"
+        "   0: 00000000:1451 00000000:0000 0A\n")
+    p = sb.kit()
+    refused(sb, p, "port 5201 already listens on the board")

@@ -30,9 +30,7 @@ when it ends, also on an error. Exit status: 0 done, 2 refused or failed
 """
 import argparse
 import json
-import os
 import re
-import select
 import shlex
 import subprocess
 import sys
@@ -445,25 +443,28 @@ def cache_mode(asked, probe, thumb2):
     return "kprobes" if kp and thumb2 is False else "none"
 
 
+#: a listening socket of iperf3's port (5201 = 0x1451) in /proc/net/tcp*
+LISTENING = ("cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk "
+             "'$2 ~ /:1451$/ && $4 == \"0A\" { f = 1 } END { exit !f }'")
+
+
 def iperf_server(host, addr, timeout=60):
-    """iperf3 -s -1 started on HOST at ADDR, once it listens (its
-    "Server listening" line): the process."""
+    """iperf3 -s -1 started on HOST at ADDR, once its socket listens (its
+    own output is buffered when it is not a terminal): the process."""
+    if host.ok(LISTENING):
+        raise BoardError(f"port 5201 already listens on the {host.role} "
+                         "(another iperf3 -s?): stop it first")
     srv = host.popen(f"exec iperf3 -s -1 -B {addr}")
-    fd = srv.stdout.fileno()
-    seen = b""
     end = time.time() + timeout
-    while b"listening" not in seen:
-        left = end - time.time()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
+    while not host.ok(LISTENING):
+        if srv.poll() is not None:
+            raise BoardError(f"iperf3 -s on the {host.role} ended: "
+                             f"{srv.communicate()[1].strip()[-300:]}")
+        if time.time() > end:
             srv.kill()
             raise BoardError(f"iperf3 -s on the {host.role} did not listen "
                              f"on {addr} within {timeout} s")
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            err = srv.communicate()[1]
-            raise BoardError(f"iperf3 -s on the {host.role} ended: "
-                             f"{err.strip()[-300:]}")
-        seen += chunk
+        time.sleep(0.2)
     return srv
 
 
