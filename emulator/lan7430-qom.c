@@ -436,8 +436,9 @@ static const L7PropU32 l7_u32_props[] = {
       },
     { "stat-preset", offsetof(Lan7430State, stat_preset), 0,
       l7_stat_preset_changed, "write V: every statistics counter (STAT_*, "
-      "32 bits, wrapping) reads V and counts on from there, e.g. a value "
-      "near 2^32 to make the counters wrap soon; reads the last value "
+      "wrapping at its width, stats-counter-bits) reads V (masked to "
+      "that width) and counts on from there, e.g. a value near 2^32 to "
+      "make the counters wrap soon; reads the last value "
       "written (the device's reset value 0 is not written at realize)" },
     { "quirk-extra-buffer", offsetof(Lan7430State, quirk[L7Q_EXTRA_BUFFER]),
       0, NULL, "every Nth RX frame (0 = off) takes one more descriptor "
