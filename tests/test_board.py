@@ -563,7 +563,7 @@ def test_udpseq_counts():
     s.close()
     udp = [sys.executable, str(KIT / "udpseq.py")]
     recv = subprocess.Popen(udp + ["recv", "--bind", "127.0.0.1", "--port",
-                                   str(port), "--secs", "2.5"],
+                                   str(port), "--secs", "30"],
                             text=True, stdout=subprocess.PIPE)
     assert "ready" in recv.stdout.readline()
     out = {}
@@ -576,8 +576,10 @@ def test_udpseq_counts():
     t = threading.Thread(target=send)
     t.start()
     t.join()
+    # the END markers end the receiver, long before its 30 s
     got = json.loads(recv.communicate(timeout=10)[0].splitlines()[-1])
-    sent = json.loads(out["s"])["sent"]
+    sent = json.loads(out["s"].splitlines()[-1])["sent"]
+    assert json.loads(out["s"].splitlines()[0]) == {"started": True}
     assert sent > 1000
     assert got["received"] == sent and got["highest"] == sent - 1
     assert 0 < got["max_gap_ms"] < 500

@@ -590,8 +590,8 @@ class Board:
             cmd += f" --json {shlex.quote(json.dumps(req))}"
         p = self.dut.run(cmd + " --output-json")
         if p.returncode:
-            self.unavailable[f"ynl {op}"] = (p.stderr.strip()[-200:]
-                                             or "failed")
+            self.unavailable[f"ynl {op} with {self.loaded}"] = (
+                p.stderr.strip()[-200:] or "failed")
             return None
         try:
             return json.loads(p.stdout)
@@ -759,29 +759,35 @@ class Board:
         set_mtu(self.peer, self.facts["peer_if"], max(a, b))
         set_mtu(self.dut, self.dev, a)
         self.up()
-        secs = 6
+        secs = 4
         recv = self.dut.popen(f"exec python3 {self.w}/udpseq.py recv --bind "
-                              f"{self.args.local_v4} --port {self.args.live_port} "
-                              f"--secs {secs}")
+                              f"{self.args.local_v4} --port "
+                              f"{self.args.live_port} --secs {secs + 60}")
         ready = recv.stdout.readline()
         if "ready" not in ready:
             recv.kill()
             raise BoardError(f"the board's UDP receiver did not start: "
                              f"{recv.stderr.read()[-300:]}")
         send = self.peer.popen(f"exec python3 {self.w}/udpseq.py send --to "
-                               f"{self.args.local_v4} --port {self.args.live_port} "
-                               f"--rate {self.args.live_rate} --secs "
-                               f"{secs - 2}")
+                               f"{self.args.local_v4} --port "
+                               f"{self.args.live_port} --rate "
+                               f"{self.args.live_rate} --secs {secs}")
+        if "started" not in send.stdout.readline():
+            send.kill()
+            recv.kill()
+            raise BoardError(f"the partner's UDP sender did not start: "
+                             f"{send.stderr.read()[-300:]}")
+        # the change in the stream's second second
         time.sleep(1.5)
         ch = self.dut.sh(
             "python3 -c " + shlex.quote(
-                "import subprocess, sys, time\n"
+                "import subprocess, time\n"
                 "t = time.monotonic()\n"
                 f"r = subprocess.run(['ip', 'link', 'set', 'dev', "
                 f"{self.dev!r}, 'mtu', '{b}']).returncode\n"
                 "print(r, (time.monotonic() - t) * 1000)\n"))
-        so, _ = send.communicate(timeout=secs + 30)
-        ro, rerr = recv.communicate(timeout=secs + 30)
+        so, _ = send.communicate(timeout=secs + 60)
+        ro, rerr = recv.communicate(timeout=secs + 90)
         rc, ms = ch.split()
         try:
             sent = json.loads(so.strip().splitlines()[-1])["sent"]

@@ -4,13 +4,15 @@
     udpseq.py send --to ADDR [--port P] [--rate PPS] [--secs S] [--size B]
     udpseq.py recv --bind ADDR [--port P] [--secs S]
 
-The sender (on the link partner) sends RATE datagrams a second for SECS
-seconds, each carrying its sequence number, and prints one JSON line:
-{"sent": N}. The receiver (on the board) counts what arrives until SECS
-seconds have passed and prints {"received": distinct sequence numbers,
+The sender (on the link partner) prints {"started": true} when it starts,
+sends RATE datagrams a second for SECS seconds, each carrying its
+sequence number, then END markers, and prints {"sent": N}. The receiver
+(on the board) prints {"ready": true} once it listens and counts what
+arrives until an END marker (or SECS seconds, a limit for a stream whose
+markers are lost), then prints {"received": distinct sequence numbers,
 "highest": the highest one, "max_gap_ms": the longest time between two
-datagrams after the first}. Frames lost in the window = sent - received.
-Standard library only: the kit copies this file to both ends.
+datagrams}. Frames lost = sent - received. Standard library only: the kit
+copies this file to both ends.
 """
 import argparse
 import json
@@ -20,12 +22,15 @@ import sys
 import time
 
 HDR = struct.Struct("!Q")
+#: the sequence number of the end markers
+END = 2**64 - 1
 
 
 def send(args):
     """Send the paced stream; print how many datagrams went out."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     pad = b"\0" * max(0, args.size - HDR.size)
+    print(json.dumps({"started": True}), flush=True)
     t0 = time.monotonic()
     n = 0
     end = t0 + args.secs
@@ -43,6 +48,12 @@ def send(args):
                 pass
             n += 1
         time.sleep(0.0002)
+    for _ in range(20):
+        try:
+            s.sendto(HDR.pack(END) + pad, (args.to, args.port))
+        except OSError:
+            pass
+        time.sleep(0.01)
     print(json.dumps({"sent": n, "rate": args.rate, "secs": args.secs}))
 
 
@@ -63,8 +74,12 @@ def recv(args):
         except TimeoutError:
             continue
         now = time.monotonic()
-        if len(data) >= HDR.size:
-            seen.add(HDR.unpack_from(data)[0])
+        if len(data) < HDR.size:
+            continue
+        seq = HDR.unpack_from(data)[0]
+        if seq == END:
+            break
+        seen.add(seq)
         if last is not None:
             gap = max(gap, now - last)
         last = now
@@ -83,9 +98,11 @@ def main(argv=None):
     a.add_argument("--size", type=int, default=64)
     b = sub.add_parser("recv")
     b.add_argument("--bind", required=True)
+    a.add_argument("--secs", type=float, default=4)
+    b.add_argument("--secs", type=float, default=60,
+                   help="at most this long without an END marker")
     for p in (a, b):
         p.add_argument("--port", type=int, default=5299)
-        p.add_argument("--secs", type=float, default=4)
     args = ap.parse_args(argv)
     if args.cmd == "send":
         send(args)
