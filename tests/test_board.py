@@ -142,14 +142,24 @@ elif cmd == "ethtool":
     else:
         print(f"Settings for {dev}:\n\tSpeed: {st['speed']}Mb/s")
 elif cmd == "iperf3":
+    if "-c" in args:
+        # the server (on the other host) has its client: it ends
+        import glob
+        for tcp in glob.glob(os.path.join(os.environ["BOARD_SANDBOX"],
+                                          "hosts/*/fs/proc/net/tcp")):
+            os.unlink(tcp)
     if "-s" in args:
-        # its socket, as /proc/net/tcp shows it, while it runs
+        # its socket, as /proc/net/tcp shows it, until a client (-c on
+        # the other host) has run, as iperf3 -s -1 does
+        lockf.close()
         tcp = os.path.join(H, "fs/proc/net/tcp")
         with open(tcp, "w") as f:
             f.write("  sl  local_address rem_address   st\n"
                     "   0: 0100007F:1451 00000000:0000 0A\n")
-        time.sleep(0.5)
-        os.unlink(tcp)
+        for _ in range(600):
+            if not os.path.exists(tcp):
+                break
+            time.sleep(0.05)
     elif "-u" in args:
         print(json.dumps({"end": {"sum_sent": {
             "bits_per_second": st["udp_mbit"] * 1e6}, "sum": {
