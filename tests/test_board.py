@@ -763,3 +763,30 @@ def test_iperf3_port_taken(sb):
         "   0: 00000000:1451 00000000:0000 0A\n")
     p = sb.kit()
     refused(sb, p, "port 5201 already listens on the board")
+
+
+def test_lan743x_built_in(sb):
+    """A driver built into the kernel cannot be swapped: refused."""
+    sb.edit(BOARD, modules=[])
+    (sb.tmp / "hosts" / BOARD / "fs" / "proc" / "modules").write_text("")
+    (sb.tmp / "hosts" / BOARD / "fs" / "sys" / "module" / "lan743x").mkdir(
+        parents=True)
+    p = sb.kit()
+    assert p.returncode == 2, p.stderr
+    assert "lan743x is built into the board's kernel" in p.stderr
+    assert not re.search(r"^(insmod|rmmod|modprobe)", sb.log(BOARD),
+                         re.MULTILINE)
+
+
+def test_lan743x_not_installed(sb):
+    """A lan743x loaded from elsewhere (none installed for the running
+    kernel) could not be loaded back: refused before it is unloaded."""
+    st = sb.state(BOARD)
+    del st["installed_vermagic"]
+    (sb.tmp / "hosts" / BOARD / "state.json").write_text(json.dumps(st))
+    p = sb.kit()
+    assert p.returncode == 2, p.stderr
+    assert "loaded on the board but not installed" in p.stderr
+    assert not re.search(r"^(insmod|rmmod|modprobe)", sb.log(BOARD),
+                         re.MULTILINE)
+    assert sb.state(BOARD)["modules"] == ["lan743x"]
