@@ -32,7 +32,7 @@ def set_filter(dev, name):
     ifr = struct.pack("16sP", dev.encode(), ctypes.addressof(cfg))
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         fcntl.ioctl(s.fileno(), SIOCSHWTSTAMP, ifr)
-    flags, tx, rx = struct.unpack("iii", cfg.raw)
+    flags, tx, rx = struct.unpack("iii", cfg.raw[:12])
     print(f"hwtstamp {dev}: flags {flags} tx_type {tx} rx_filter {rx}")
 
 
