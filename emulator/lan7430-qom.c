@@ -453,8 +453,8 @@ static const L7PropU32 l7_u32_props[] = {
       "RSS_HASH_STORE: the RSS hash over data2 and data3 of the LS "
       "descriptor (buffer address high, 0)" },
     /* DMA that takes time, and other unknowns stated as ranges: each
-     * default is the older model's behaviour but dma-coal's, the unkind
-     * end (docs/emulator.md says why) */
+     * default is the older model's behaviour (docs/emulator.md says why
+     * each unkind end is not the default) */
     { "desc-fetch-ns", offsetof(Lan7430State, desc_fetch_ns), 0, NULL,
       "descriptor fetch latency (ns of virtual time) after an RX/TX tail "
       "write; 0..2000, 0 = within the write", 0, 2000 },
@@ -464,7 +464,7 @@ static const L7PropU32 l7_u32_props[] = {
     { "wb-latency-ns", offsetof(Lan7430State, wb_latency_ns), 0, l7_rx_kick,
       "RX descriptor write-back latency after the frame's data (ns); "
       "0..2000", 0, 2000 },
-    { "dma-coal", offsetof(Lan7430State, dma_coal), 1, l7_rx_kick,
+    { "dma-coal", offsetof(Lan7430State, dma_coal), 0, l7_rx_kick,
       "1 = DMAC_CFG.COAL_EN holds RX frames in the FIFO as DMAC_COAL_CFG "
       "says (threshold, timer, CSR/interrupt exit); 0 = ignored", 0, 1 },
     { "dma-coal-timer-unit-us",
