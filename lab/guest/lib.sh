@@ -117,3 +117,21 @@ netconfig() {	# netconfig FILE DUT MODE [v6]: a net.config in NIPA's layout
 		else echo "REMOTE_ARGS=$NS"; fi
 	} >"$f"
 }
+
+# ksft_console: run_kselftest.sh writes each test's output to /dev/stdout
+# (4>>). virtme-ng points /dev/stdout and /dev/stderr at its virtio
+# console ports, so the output would bypass our pipe (and the .ktap
+# files): make them the usual links to the process's own descriptors;
+# mount tracefs and debugfs, which the tests' kprobes and fault injection
+# use.
+ksft_console() {
+	local f
+	for f in stdin:0 stdout:1 stderr:2; do
+		[ "$(readlink "/dev/${f%:*}")" = "/proc/self/fd/${f#*:}" ] ||
+			ln -sfn "/proc/self/fd/${f#*:}" "/dev/${f%:*}"
+	done
+	[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+	return 0
+}

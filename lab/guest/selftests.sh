@@ -310,17 +310,8 @@ ksft_whole() {	# ksft_whole NAME DUT: every file of LAN743X_KSFT_WHOLE
 # The body is a function, parsed whole before it runs: the script can be
 # edited while a (long) run is in progress.
 main() {
-# run_kselftest.sh writes each test's output to /dev/stdout (4>>).
-# virtme-ng points /dev/stdout and /dev/stderr at its virtio console
-# ports, so the output would bypass our pipe (and the .ktap files): make
-# them the usual links to the process's own descriptors.
-for f in stdin:0 stdout:1 stderr:2; do
-	[ "$(readlink "/dev/${f%:*}")" = "/proc/self/fd/${f#*:}" ] ||
-		ln -sfn "/proc/self/fd/${f#*:}" "/dev/${f%:*}"
-done
-[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
-mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
-mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+# /dev/stdout and the mounts the kselftests need (lib.sh)
+ksft_console
 command -v iperf3 >/dev/null || log "warning: no iperf3 in the guest: iperf3 tests will skip"
 peer_setup || exit 1
 # a run far beyond its usual time says where it waits, whatever the step

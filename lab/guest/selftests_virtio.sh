@@ -44,15 +44,8 @@ NS=ksft-virtio-peer
 
 main() {
 	local n virt="" lan i args=() t
-	# run_kselftest.sh writes to /dev/stdout, which virtme-ng points at its
-	# console (lab/guest/selftests.sh)
-	for f in stdin:0 stdout:1 stderr:2; do
-		[ "$(readlink "/dev/${f%:*}")" = "/proc/self/fd/${f#*:}" ] ||
-			ln -sfn "/proc/self/fd/${f#*:}" "/dev/${f%:*}"
-	done
-	[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
-	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
-	mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+	# /dev/stdout and the mounts the kselftests need (lib.sh)
+	ksft_console
 	export PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 
 	for n in /sys/class/net/*; do
