@@ -288,12 +288,11 @@ def test_link_flap(vm):
 
 # ---- finite RX FIFO --------------------------------------------------------
 
-def test_fifo_overflow_is_rx_dropped(vm):
+def fifo_overflow(vm):
     """A stalled RX DMA (rx-stall, 300 ms) in front of a 12 KiB RX FIFO and
-    a link partner that ignores pause frames (peer-pause=0): the FIFO keeps
-    what fits (8 replies of 1442 bytes), the rest overflows.  The model
-    counts each overflow in STAT_RX_DROPPED_FRAMES, which the driver reports
-    as rx_dropped: exactly the replies ping lost."""
+    a link partner that ignores pause frames (peer-pause=0), under a fast
+    ping of 1400-byte payloads: run_fault()'s (ping, deltas, dmesg) and
+    the model's overflow count."""
     vm.dut.knob("rx-fifo-kib", 12)
     vm.dut.knob("peer-pause", 0)
     try:
@@ -304,8 +303,16 @@ def test_fifo_overflow_is_rx_dropped(vm):
     finally:
         vm.dut.knob("rx-fifo-kib", 32)
         vm.dut.knob("peer-pause", 0)        # the default
+    return p, d, dmesg, sum(d["model"].get("rx_fifo_overflow", [0]))
+
+
+def test_fifo_overflow_is_rx_dropped(vm):
+    """fifo_overflow(): the FIFO keeps what fits (8 replies of 1442 bytes),
+    the rest overflows.  The model counts each overflow in
+    STAT_RX_DROPPED_FRAMES, which the driver reports as rx_dropped:
+    exactly the replies ping lost."""
+    p, d, dmesg, over = fifo_overflow(vm)
     m = d["model"]
-    over = sum(m.get("rx_fifo_overflow", [0]))
     info = f"ping {p}; model {m}; stat {d['stat']}"
     print(info)
     assert m["fault_fired"] == {"rx-stall": 1}, info

@@ -19,7 +19,7 @@ import os
 
 import pytest
 from conftest import guest_module, net_vm, vm_inputs
-from test_emulator_faults import ping_counted, run_fault
+from test_emulator_faults import fifo_overflow
 
 STACK = "net-next-2"
 MODULE = os.environ.get("LAN743X_STATS_MISSED_MODULE", "series")
@@ -35,18 +35,8 @@ def fixture_vm():
 
 def test_fifo_overflow_is_rx_missed(vm):
     """Each FIFO overflow counts once, in rx_missed_errors."""
-    vm.dut.knob("rx-fifo-kib", 12)
-    vm.dut.knob("peer-pause", 0)
-    try:
-        p, d, dmesg = run_fault(
-            vm, "rx-stall",
-            lambda v: ping_counted(v, count=60, interval=0.005, size=1400),
-            count=1, ms=300)
-    finally:
-        vm.dut.knob("rx-fifo-kib", 32)
-        vm.dut.knob("peer-pause", 0)
+    p, d, dmesg, over = fifo_overflow(vm)
     m = d["model"]
-    over = sum(m.get("rx_fifo_overflow", [0]))
     s = d["stat"]
     info = f"ping {p}; model overflows {over}; stat {s}"
     print(info)
