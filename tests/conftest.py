@@ -21,6 +21,23 @@ sys.path.append(str(ROOT / "emulator" / "tests"))
 DRV = "drivers/net/ethernet/microchip"
 
 
+def lab_module(path):
+    """The lab's Python file at PATH (relative to the project root), loaded
+    under its own name plus its folder's, so that two files of one name in
+    different folders (lab/bench/outage.py, lab/guest/outage.py) never stand
+    for each other whatever sys.path holds."""
+    import importlib.util
+    p = ROOT / path
+    name = f"{p.parent.name}_{p.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, p)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
 # The ARMv7 guest (tests/test_vm_arm.py) takes about 2 hours cold, more
 # than CI's budget: collected only when asked for, never a skip.
 collect_ignore = [] if os.environ.get("LAN743X_ARM") == "1" else \

@@ -20,14 +20,15 @@ import sys
 import threading
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, lab_module
 
 KIT = ROOT / "lab" / "board"
 sys.path.insert(0, str(KIT))
 import board_parse
 import board_report
-import outage  # lab/bench/outage.py (conftest puts lab/bench on the path)
 import report  # lab/bench/report.py
+
+outage = lab_module("lab/bench/outage.py")
 
 BOARD, PEER = "board", "peer"
 RELEASE = "7.3.0-board"

@@ -5,12 +5,11 @@ fails a repetition whose model counted descriptor errors."""
 import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "lab" / "bench"))
-import outage
-from outage import table
+from conftest import ROOT, lab_module
+
+outage = lab_module("lab/bench/outage.py")
+table = outage.table
 
 
 def run(lost, sent, drops, model):
