@@ -255,6 +255,7 @@ ksft_run() {	# ksft_run MODE NAME DUT: run_kselftest.sh with a net.config
 			printf '%s\n' "$l"
 			case $l in
 			"ok "*" selftests: "* | "not ok "*" selftests: "*)
+				echo "lan743x-selftests: $name $mode: ended: ${l#*selftests: }" >/dev/kmsg
 				echo "# lab: $((SECONDS - t)) s since the start" ;;
 			esac
 		done | tee "$OUT/$name/ksft-$mode.ktap"
@@ -358,6 +359,7 @@ for m in "${MODS[@]}"; do
 	for t in $([ -z "$INSTALL" ] && programs); do
 		log "module $name: $t"
 		echo "# module $name: $t"
+		echo "lan743x-selftests: $name: starts $t" >/dev/kmsg
 		t0=$SECONDS
 		case $t in hw/*) tdir=$TESTS/drivers/net/hw ;; *) tdir=$DIR ;; esac
 		(cd "$tdir" && NETIF=$dut LOCAL_V4=$LOCAL_V4 REMOTE_V4=$REMOTE_V4 \
@@ -379,6 +381,7 @@ for m in "${MODS[@]}"; do
 			continue
 		fi
 		log "module $name: generic $g"
+		echo "lan743x-selftests: $name: starts generic $g" >/dev/kmsg
 		t=$SECONDS
 		echo "# module $name: generic $g"
 		(cd "$TESTS/drivers/net/$(dirname "$g")" && NETIF=$dut LOCAL_V4=$LOCAL_V4 \
@@ -399,13 +402,21 @@ for m in "${MODS[@]}"; do
 		  echo "not ok 1 lab.state_restored"; } | tee "$OUT/$name/state.ktap"
 	fi
 	# kernel warnings while this module ran fail the run
-	bad=$(dmesg | awk -v m="$marker" 'f; index($0, m) {f=1}' |
-		grep -E "WARNING|BUG|Call Trace|DMA-API|NETDEV WATCHDOG|refcount_t" | head -20)
-	if [ -z "$bad" ]; then
+	# the log since this module's start; a problem is shown with the
+	# test that was running (the last lan743x-selftests line before it)
+	# and the whole report, call trace included
+	since=$(dmesg | awk -v m="$marker" 'f; index($0, m) {f=1}')
+	printf '%s\n' "$since" >"$OUT/$name/dmesg.log"
+	pat="WARNING|BUG|Call Trace|DMA-API|NETDEV WATCHDOG|refcount_t"
+	first=$(printf '%s\n' "$since" | grep -nE "$pat" | head -1 | cut -d: -f1)
+	if [ -z "$first" ]; then
 		echo "ok 1 lab.dmesg_clean" | tee "$OUT/$name/dmesg.ktap"
 	else
-		{ echo "$bad" | sed 's/^/# /'; echo "not ok 1 lab.dmesg_clean"; } |
-			tee "$OUT/$name/dmesg.ktap"
+		{ printf '%s\n' "$since" | head -n "$first" | grep "lan743x-selftests: " | tail -1
+		  printf '%s\n' "$since" | tail -n +"$first" | head -60
+		} | sed 's/^/# /' >"$OUT/$name/dmesg.ktap"
+		echo "not ok 1 lab.dmesg_clean" >>"$OUT/$name/dmesg.ktap"
+		cat "$OUT/$name/dmesg.ktap"
 	fi
 	ip link set "$dut" down
 done
