@@ -11,6 +11,9 @@ the checks in file order:
   interface statistics (/sys/class/net/D/statistics) may decrease, and
   `multicast` moves by exactly the 40 received (rtnl's multicast counts
   received frames only).
+* test_crc_and_frame_errors_reported: the MAC's FCS and alignment error
+  counters, moved by stat-preset, reach rx_crc_errors and rx_frame_errors
+  one for one (before the series counted them only in rx_errors).
 * test_tx_ring_change_counts_queued_frames: with the wire slowed to
   1 Mbit/s, the DUT sends FRAMES UDP frames and `ethtool -G tx 256`
   replaces the TX rings while frames wait in them; frames that never
@@ -61,6 +64,7 @@ from vmrpc import DUT_IP, PEER_IP, send_flows
 
 STACK = "net-next-2"
 PRESET = 2**32 - 20     # the MAC counters' value before the traffic
+ERR_BASE, ERR_STEP = 1000, 7   # test_crc_and_frame_errors_reported
 MC_RX, MC_TX = 40, 10   # multicast frames received and sent by the DUT
 FRAMES = 300            # UDP frames sent across the TX ring change
 FLOWS = 64
@@ -173,6 +177,26 @@ def test_hw_counters_never_decrease(vm):
     assert rx == MC_RX and tx == MC_TX, info
     assert not back, info
     assert b["multicast"] - a["multicast"] == MC_RX, info
+
+
+def test_crc_and_frame_errors_reported(vm):
+    """The MAC's FCS and alignment error counters reach rx_crc_errors and
+    rx_frame_errors, each exactly, and rx_errors with the MAC's other
+    receive error counters (FCS, alignment, jabber, undersize, oversize).
+    The model's wire makes no such errors: stat-preset moves every MAC
+    counter from one preset to the next, ERR_STEP each."""
+    names = ("rx_crc_errors", "rx_frame_errors", "rx_errors")
+    vm.dut.set("stat-preset", ERR_BASE)
+    a = sysstats(vm, names)
+    vm.dut.set("stat-preset", ERR_BASE + ERR_STEP)
+    b = sysstats(vm, names)
+    d = {k: b[k] - a[k] for k in names}
+    info = (f"MAC counters from {ERR_BASE} to {ERR_BASE + ERR_STEP}: "
+            f"{a} -> {b}, moved {d}")
+    print(info)
+    assert d["rx_crc_errors"] == ERR_STEP, info
+    assert d["rx_frame_errors"] == ERR_STEP, info
+    assert d["rx_errors"] == 5 * ERR_STEP, info
 
 
 def test_tx_ring_change_counts_queued_frames(vm):
