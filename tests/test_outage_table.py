@@ -2,7 +2,6 @@
 emulator's FIFO holds per module, says n/a where a figure is missing, gives
 the starvation rows per received frame and the line-rate estimate, and
 fails a repetition whose model counted descriptor errors."""
-import importlib.util
 import subprocess
 import sys
 
@@ -149,10 +148,7 @@ def test_window_is_the_fifo_one_when_a_fifo_was_disabled():
     rx_enable, kind "fifo", never the shorter DMA pair credited with a
     FIFO that was off. Without a FIFO disable the DMA pair is the
     window."""
-    spec = importlib.util.spec_from_file_location(
-        "guest_outage", ROOT / "lab" / "guest" / "outage.py")
-    guest_outage = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(guest_outage)
+    guest_outage = lab_module("lab/guest/outage.py")
     both = [(1.000, "rxd"), (1.001, "dms"), (1.004, "dme"), (1.005, "rxe")]
     ms, kind = guest_outage.window(both, 0, 2)
     assert kind == "fifo" and abs(ms - 5.0) < 1e-6, (ms, kind)
