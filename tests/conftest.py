@@ -1,6 +1,7 @@
 """Shared fixtures and helpers of the lab's tests, and the order make
 test runs the test files in."""
 import contextlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -26,7 +27,6 @@ def lab_module(path):
     under its own name plus its folder's, so that two files of one name in
     different folders (lab/bench/outage.py, lab/guest/outage.py) never stand
     for each other whatever sys.path holds."""
-    import importlib.util
     p = ROOT / path
     name = f"{p.parent.name}_{p.stem}"
     if name in sys.modules:

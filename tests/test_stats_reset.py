@@ -82,7 +82,10 @@ SETTLE_S = 90
 SEND_MC = ("import socket; s = socket.socket(2, 2); "
            "s.setsockopt(0, 32, socket.inet_aton('{addr}')); "
            "[s.sendto(b'm' * 64, ('224.0.0.1', 9)) for _ in range({n})]")
+# SO_SNDBUFFORCE (32), 4 MiB: the sender never waits for the wire, so
+# that its last frame is handed over while most of them still wait
 SEND_SLOW = ("import socket; s = socket.socket(2, 2); "
+             "s.setsockopt(1, 32, 4 << 20); "
              f"[s.sendto(b't' * 1000, ('{PEER_IP}', 9)) "
              f"for _ in range({FRAMES})]")
 SEND_FLOWS = send_flows(FLOWS)
@@ -206,8 +209,14 @@ def test_tx_ring_change_counts_queued_frames(vm):
     q = qdisc_drops(vm)
     vm.dut.rate(1)
     try:
-        # the sender runs while the rings are replaced
-        rc, out = gsh(vm, f"python3 -c \"{SEND_SLOW}\" & sleep 1; "
+        # the sender runs while the rings are replaced: the change starts
+        # once the sender has handed its last frame over, with most of the
+        # 2.5 s of wire time they take still ahead; a fixed sleep raced
+        # the guest's python start on a loaded host
+        rc, out = gsh(vm, "rm -f /tmp/sent; "
+                      f"(python3 -c \"{SEND_SLOW}\"; touch /tmp/sent) & "
+                      "for i in $(seq 400); do [ -e /tmp/sent ] && break; "
+                      "sleep 0.05; done; "
                       "ethtool -G $D tx 256; echo \"ethtool rc $?\"; wait",
                       timeout=240)
         handed = FRAMES - (qdisc_drops(vm) - q)

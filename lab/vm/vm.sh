@@ -190,7 +190,12 @@ boot_x86_64() {
 	loose) APPEND="rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose" ;;
 	*) die "VM_ROOT_CACHE=$VM_ROOT_CACHE: loose or none" ;;
 	esac
-	APPEND="$APPEND${APPEND_IOMMU:+ $APPEND_IOMMU}${VM_APPEND:+ $VM_APPEND}"
+	# no_timer_check: the boot's IO-APIC timer check waits a fixed number
+	# of TSC cycles for timer ticks; a TCG vCPU that the loaded host does
+	# not run meanwhile sees none, and the kernel panics ("IO-APIC + timer
+	# doesn't work") before any driver loads. Virtual machines boot with
+	# it for that reason; the timer works.
+	APPEND="$APPEND no_timer_check${APPEND_IOMMU:+ $APPEND_IOMMU}${VM_APPEND:+ $VM_APPEND}"
 	APPEND=${APPEND# }
 	set +e
 	# vng --verbose sends the kernel console to stderr: its lines (the kernel's
