@@ -1,14 +1,16 @@
-"""adaptive-rx after a burst: net-next-3's module must bring RX channel 0
-back to net_dim's lowest profile within 10 ms of the burst's last frame,
-in the model's virtual time under icount (the guest's and the model's
-clocks count guest instructions, so the delay is counted, not timed).
+"""adaptive-rx after a burst: net-next-3's module must bring the RX
+channel that received the burst back to net_dim's lowest profile within
+10 ms of the burst's last frame, in the model's virtual time under icount
+(the guest's and the model's clocks count guest instructions, so the
+delay is counted, not timed).
 
 The model logs each change of an INT_MOD_CFG slot with its virtual time
 and keeps each RX channel's last write-back time; lab/bench/coalesce.py's
-idle_return() reads them after a paced UDP burst and a quiet second.
-Without the return to the lowest profile (LAN743X_DIM_MODULE=series:K,
-K the chain's patches before it) the interval stays where the burst left
-it and this test fails."""
+idle_return() reads them, for the channel RSS gave the burst's one
+flow, after a paced UDP burst and a quiet second. Without the return to
+the lowest profile (LAN743X_DIM_MODULE=series:K, K the chain's patches
+before it) the interval stays where the burst left it and this test
+fails."""
 import os
 
 from coalesce import LOWEST_US, idle_return
@@ -50,6 +52,7 @@ def test_adaptive_rx_back_to_lowest_within_10ms():
                   f"so nothing was checked: {runs}")
     for r in high:
         assert r["return_ns"] is not None and r["return_ns"] <= LIMIT_NS, (
-            f"the interval stayed at {r['at_end_us']} us after the burst "
+            f"RX channel {r['channel']}'s interval stayed at "
+            f"{r['at_end_us']} us after the burst "
             f"(back to {LOWEST_US} us after "
             f"{r['return_ns']} ns of model time; limit {LIMIT_NS}): {runs}")

@@ -65,8 +65,8 @@ from vmrpc import (  # pylint: disable=wrong-import-order
     list_delta,
 )
 
-# the INT_MOD_CFG slot the driver gives RX channel 0 of a LAN7430, its
-# 13-bit interval, and net_dim's lowest RX profile (EQE) in the model's
+# the INT_MOD_CFG slot the driver gives RX channel 0 of a LAN7430 (channel
+# N: this slot + N), its 13-bit interval, and net_dim's lowest RX profile (EQE) in the model's
 # 1 us units
 RX0_MOD_SLOT = 2
 INTERVAL_MASK = 0x1FFF
@@ -117,10 +117,12 @@ def return_modules(args):
 
 def idle_return(vm, secs, rate):
     """A paced UDP burst from the peer and a quiet second, adaptive-rx
-    on: the burst's RX frames, the interval RX channel 0 had at its last
-    frame's write-back (at_end_us), the virtual time from that write-back
-    to the write of the lowest profile (return_ns, None: not within the
-    quiet second) and the interval after it (after_us)."""
+    on: the burst's RX frames, the RX channel that received it (one UDP
+    flow: RSS puts it on one channel, which one follows from its ports),
+    the interval that channel had at its last frame's write-back
+    (at_end_us), the virtual time from that write-back to the write of
+    the lowest profile (return_ns, None: not within the quiet second) and
+    the interval after it (after_us)."""
     c0 = vm.dut.counters()
     rc, out = vm.sh(f"iperf3 -c {PEER_IP} -R -u -b {rate} -l 1400 "
                     f"-t {secs}", timeout=secs + 60)
@@ -128,19 +130,28 @@ def idle_return(vm, secs, rate):
         raise RuntimeError(f"iperf3 UDP burst: {out}")
     vm.sh("sleep 1")
     c1 = vm.dut.counters()
-    wb = c1["rx_last_wb_ns"][0]
-    log = c1["int_mod_log"][RX0_MOD_SLOT]
+    frames = c1["rx_frames"] - c0["rx_frames"]
+    per_ch = list_delta(c1["rx_frames_per_channel"],
+                        c0["rx_frames_per_channel"])
+    ch = max(range(len(per_ch)), key=per_ch.__getitem__)
+    if per_ch[ch] < 0.9 * frames:
+        raise RuntimeError(f"the burst's {frames} frames were spread over "
+                           f"the RX channels ({per_ch}); one flow belongs "
+                           "on one channel")
+    slot = RX0_MOD_SLOT + ch
+    wb = c1["rx_last_wb_ns"][ch]
+    log = c1["int_mod_log"][slot]
     before = [v for t, v in log if t <= wb]
     if not before:
-        raise RuntimeError(f"INT_MOD_CFG{RX0_MOD_SLOT}: its log of "
+        raise RuntimeError(f"INT_MOD_CFG{slot}: its log of "
                            f"{len(log)} changes starts after the last "
                            "write-back; the interval then is unknown")
     back = [t - wb for t, v in log
             if t > wb and v & INTERVAL_MASK == LOWEST_US]
-    return {"frames": c1["rx_frames"] - c0["rx_frames"],
+    return {"frames": frames, "channel": ch,
             "at_end_us": before[-1] & INTERVAL_MASK,
             "return_ns": back[0] if back else None,
-            "after_us": c1["int_mod_cfg"][RX0_MOD_SLOT] & INTERVAL_MASK}
+            "after_us": c1["int_mod_cfg"][slot] & INTERVAL_MASK}
 
 
 def run_return(args, name, ko, qemu, obj, shift, rec):
