@@ -231,7 +231,8 @@ class CounterServer(threading.Thread):
 
 def module_revs(names):
     """{name: source revision} of the module names (upstream, series, pK,
-    v3 = the v3 stacks up to net-next-2 (lab.conf V3_REV),
+    v3 = the v3 stacks up to net-next-2 (lab.conf V3_REV), at-COMMIT =
+    the stack's chain as patches/ held it at that commit,
     each optionally with +cbN: the same module with the rx-copybreak
     tunable set to N after loading, +ringN: with N RX descriptors per
     ring, ethtool -G, +rxusN: with rx-usecs N and +dim: with adaptive-rx,
@@ -254,10 +255,14 @@ def module_revs(names):
             revs[name] = "v3"
         elif re.fullmatch(r"p[1-9][0-9]*", m):
             revs[name] = "series:" + m[1:]
+        elif re.fullmatch(r"at-[0-9a-f]{7,40}", m):
+            revs[name] = "rev:" + m[3:]
         else:
             sys.exit(f"error: --modules: unknown module {name!r} (upstream, "
-                     "series, v3, or pK = base + the first K patches, "
-                     "optionally +cbN, +ringN, +rxusN, +dim)")
+                     "series, v3, pK = base + the first K patches, or "
+                     "at-COMMIT = the series as patches/ held it at a "
+                     "commit of this repository, optionally +cbN, +ringN, "
+                     "+rxusN, +dim)")
     if len(names) < 2 or names[0] != "upstream" or len(set(names)) != \
             len(names):
         sys.exit("error: --modules: upstream first, then at least one other, "

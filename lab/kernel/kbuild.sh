@@ -13,7 +13,9 @@
 #                                'series' = base + patches/, 'series:K' =
 #                                base + the first K patches, 'v1' = the
 #                                net-next v1 series rebased onto 7.3, see
-#                                V1_REV in lab.conf) and print it
+#                                V1_REV in lab.conf, 'rev:C' = STACK's
+#                                chain as patches/ held it at commit C of
+#                                this repository) and print it
 #
 # VARIANT: guest (x86_64 checking kernel), bench (guest without
 # DMA_API_DEBUG), debug (guest + KASAN, kmemleak, lockdep), armv7-imx
@@ -304,6 +306,16 @@ module() {
 		apply_series "$src" 999999 "${rev}_series"
 		rev=$(git -C "$src" rev-parse HEAD)
 		;;
+	rev:*)
+		# the whole chain of STACK as this repository's patches/ held it
+		# at a commit: the series before a change, for an A/B in one run
+		REV_AT=$(git -C "$ROOT_DIR" rev-parse -q --verify "${rev#rev:}^{commit}") ||
+			die "module $rev: ${rev#rev:} is not a commit of $ROOT_DIR"
+		git -C "$src" am --abort >/dev/null 2>&1 || true
+		git -C "$src" checkout -q -f base
+		apply_series "$src" 999999 rev_series
+		rev=$(git -C "$src" rev-parse HEAD)
+		;;
 	series | series:*)
 		# base + patches/ (series:K: base + the first K patches)
 		git -C "$src" am --abort >/dev/null 2>&1 || true
@@ -360,6 +372,8 @@ old_series() {
 }
 v1_series() { old_series "$V1_REV" net net-next; }
 v3_series() { old_series "$V3_REV" net net-next-1 net-next-2; }
+# rev_series: STACK's chain at commit REV_AT (module rev:REV)
+rev_series() { old_series "$REV_AT" $(stack_chain); }
 
 main() {
 cmd=${1:-}
