@@ -156,3 +156,22 @@ def test_window_is_the_fifo_one_when_a_fifo_was_disabled():
     assert kind == "dma" and abs(ms - 3.0) < 1e-6, (ms, kind)
     assert guest_outage.window([(1.0, "cmi"), (1.5, "cmo")], 0, 2)[1] == "mtu"
     assert guest_outage.window([], 0, 2) == (None, None)
+
+
+def test_ring_plan_refused_by_one_module():
+    """A module without the plan's operation (7.3's lan743x has no
+    ethtool -G) is a row of refusals and n/a, not a failed run; the
+    command's row names ethtool -G."""
+    refused = {"lost": [], "gap_ms": [], "cmd_ms": [], "window_ms": [],
+               "lost_total": 0, "sent": 1000, "device_drops": {},
+               "plan": "rx128to512", "refused": 10, "changes": 0}
+    measured = dict(run(1, 1000, {}, None), plan="rx128to512", refused=0)
+    res = {"outage": {"upstream": [refused], "series": [measured]},
+           "order": {}}
+    text = table(res, ["upstream", "series"])
+    assert "refused by the driver: upstream 10, series 0" in text
+    t = rows(text)
+    assert t["ethtool -G, ms"][0] == "n/a"
+    assert t["ethtool -G, ms"][1].startswith("350")
+    assert t["lost packets"][0] == "n/a"
+    assert "ip link set mtu, ms" not in t

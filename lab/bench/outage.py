@@ -177,6 +177,9 @@ def table(res, names):
     lines += ["| per change | " + " | ".join(names) + " |",
               "|---|" + "---|" * len(names)]
     for key, label in ROWS:
+        if key == "cmd_ms" and plans and all(x.startswith("rx")
+                                             for x in plans):
+            label = "ethtool -G, ms"
         lines.append(f"| {label} | " + " | ".join(
             stat_cell([v for r in res["outage"].get(m, [])
                        for v in r.get(key, [])]) for m in names) + " |")
@@ -330,7 +333,8 @@ def main(argv=None):
                     help="the changes measured (lab/guest/outage.py PLANS): "
                     "1500-9000 alternates; 1500to9000, 9000to1500, "
                     "8000to9000, 9000to8000, 1500to1400, 1400to1500, "
-                    "rx128to512 measure one direction, each from rings "
+                    "rx128to512, rx512to128 measure one direction, each "
+                    "from rings "
                     "allocated for where it starts")
     ap.add_argument("--variant", default="bench")
     ap.add_argument("--model", action="append", default=[],
