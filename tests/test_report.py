@@ -61,6 +61,18 @@ def test_pages_pinned_mean_and_busiest_queue():
         not in metrics(record(0))
 
 
+def test_pages_pinned_with_emptied_slabs():
+    """The second count, with the slabs the down emptied, is its own row,
+    and absent where the run could not count it."""
+    key = ("pages held per RX queue after the run (freed at down, "
+           "emptied slabs included)")
+    m = metrics(dict(record(0), pages_pinned_per_queue=38.5,
+                     pages_pinned_with_slab_per_queue=66.0))
+    assert m[key] == 66.0
+    assert m["pages held per RX queue after the run (freed at down)"] == 38.5
+    assert key not in metrics(dict(record(0), pages_pinned_per_queue=38.5))
+
+
 def emu(**kw):
     """The model's counters of one cell: nothing dropped, KW."""
     c = {"mmio": {"RX_TAIL0": {"r": 0, "w": 10}}, "irq_per_vector": [1],

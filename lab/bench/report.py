@@ -203,6 +203,11 @@ def metrics(rec, callers=()):
         # queue (bench_guest.py pinned_after)
         m["pages held per RX queue after the run (freed at down)"] = \
             rec["pages_pinned_per_queue"]
+    if rec.get("pages_pinned_with_slab_per_queue") is not None:
+        # the same, with the pages of the slabs the down emptied
+        # (kmalloc'ed buffers), counted after shrinking the slab caches
+        m["pages held per RX queue after the run (freed at down, "
+          "emptied slabs included)"] = rec["pages_pinned_with_slab_per_queue"]
     if rec.get("pool_pages"):
         # the series' page_pools before the down (netlink inflight); the
         # busiest is the queue that carried the run

@@ -43,6 +43,7 @@ X86_SYNC = "bench-v3-20261128"      # swiotlb=force cells (sync counts), v3
 ARM = "arm-bench-v3-20261128"       # make arm-bench REPS=5, v3
 PINNED = X86                        # pages held after RX
 ATUP = "bench-v4-atup-20261201"     # the same, each MTU set with DUT down
+SLAB = "bench-slab-20261202"        # as ATUP, the emptied slabs counted too
 ARM_TAG = "armv7-noncoherent"
 
 # (label, guest, run, swiotlb tag, cell pattern ({mtu}), metric, mtus)
@@ -114,6 +115,11 @@ RESULT_ROWS = [
     (("pages held per RX queue after the run, MTU set with the interface "
       "down"), "x86_64", ATUP, "swiotlb=off", "tcp-rx-{mtu}",
      "pages held per RX queue after the run (freed at down)", (1500, 9000)),
+    (("pages held per RX queue after the run, MTU set with the interface "
+      "down, slabs the down emptied included"), "x86_64", SLAB,
+     "swiotlb=off", "tcp-rx-{mtu}",
+     ("pages held per RX queue after the run (freed at down, emptied "
+      "slabs included)"), (1500, 9000)),
     ("pages held per RX queue after the run", "x86_64", PINNED,
      "swiotlb=off", "tcp-rx-{mtu}",
      "pages held per RX queue after the run (freed at down)", (1500, 9000)),

@@ -681,6 +681,19 @@ def link_down(dut):
         raise RuntimeError(f"{dut} down: {os.strerror(-err)}")
 
 
+def shrink_slabs():
+    """Have every SLUB cache give its empty slabs back to the page
+    allocator (/sys/kernel/slab/*/shrink); the number of caches shrunk."""
+    n = 0
+    for f in sorted(Path("/sys/kernel/slab").glob("*/shrink")):
+        try:
+            f.write_text("1", encoding="utf-8")
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
 def pinned_after(rec, net, dut):
     """After a TCP RX cell: the pages the interface holds, per RX queue,
     counted as the pages freed while it goes down (kmem:mm_page_free in a
@@ -690,24 +703,47 @@ def pinned_after(rec, net, dut):
     back, so after traffic it can hold more than at up) and the descriptor
     rings. For the series also its pools' inflight pages before the down
     (netlink), a second count of the pool's share. The interface is
-    brought up again."""
+    brought up again.
+
+    Buffers from kmalloc() (upstream's first fill, GFP_KERNEL, takes
+    skb heads from the kmalloc-2k slab at MTU 1500) are freed into their
+    slab, which gives its page back only when it is empty and shrunk. So
+    the slab caches are shrunk before the down (outside the count) and
+    again right after it, counted apart: the pages of slabs the down
+    emptied (slab_pages_freed_after_down). Pages still shared with other
+    users (a slab not empty, a page fragment cache's current page) stay
+    uncounted."""
     if not rec["cell"].startswith("tcp-rx") or "error" in rec:
         return
     pools = pool_pages(dut)
-    hist = HistTrigger("kmem/mm_page_free", "hist:keys=order:vals=hitcount"
-                       f" if common_pid == {os.getpid()}")
+    spec = ("hist:keys=order:vals=hitcount"
+            f" if common_pid == {os.getpid()}")
+    shrink_slabs()
+    hist = HistTrigger("kmem/mm_page_free", spec)
     if hist.start():
         return
     try:
         link_down(dut)
     finally:
         text = hist.stop()
+    hist = HistTrigger("kmem/mm_page_free", spec)
+    slab = None
+    if not hist.start():
+        try:
+            shrink_slabs()
+        finally:
+            slab = sum(int(n) << int(o)
+                       for o, n in ORDER_HITS.findall(hist.stop() or ""))
     net.dut_up()
     pages = sum(int(n) << int(o) for o, n in ORDER_HITS.findall(text))
     queues = len(list(Path(f"/sys/class/net/{dut}/queues").glob("rx-*")))
     rec["freed_at_down_pages"] = pages
     rec["rx_queues"] = queues
     rec["pages_pinned_per_queue"] = pages / queues if queues else None
+    if slab is not None:
+        rec["slab_pages_freed_after_down"] = slab
+        rec["pages_pinned_with_slab_per_queue"] = (
+            (pages + slab) / queues if queues else None)
     if pools:
         rec["pool_pages"] = pools
 
