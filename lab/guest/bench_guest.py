@@ -463,6 +463,12 @@ class HistTrigger:
 ORDER_HITS = re.compile(r"order:\s*(\d+)\s*}\s*hitcount:\s*(\d+)")
 
 
+def pages_of(text):
+    """Pages (order-0 units) in the text of a hist trigger keyed by
+    order."""
+    return sum(int(n) << int(o) for o, n in ORDER_HITS.findall(text or ""))
+
+
 def driver_orders(text):
     """Allocations with lan743x on the stack, by order, from the text of a
     Tracer.HIST histogram."""
@@ -732,10 +738,9 @@ def pinned_after(rec, net, dut):
         try:
             shrink_slabs()
         finally:
-            slab = sum(int(n) << int(o)
-                       for o, n in ORDER_HITS.findall(hist.stop() or ""))
+            slab = pages_of(hist.stop())
     net.dut_up()
-    pages = sum(int(n) << int(o) for o, n in ORDER_HITS.findall(text))
+    pages = pages_of(text)
     queues = len(list(Path(f"/sys/class/net/{dut}/queues").glob("rx-*")))
     rec["freed_at_down_pages"] = pages
     rec["rx_queues"] = queues
