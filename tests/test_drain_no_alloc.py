@@ -1,9 +1,11 @@
 """A stopped RX channel's drain allocates nothing: with every page_pool
-allocation failing from the moment the new rings of a live MTU change are
+allocation failing from the moment the new rings of a live ring change are
 allocated, each frame that waited in the old ring is still delivered.
 
 The series' lan743x module (net-next-2 stack, `lab/kernel/kbuild.sh module
-guest series`) in one VM boot. A live change stops each RX channel and
+guest series`) in one VM boot. A live ring change (`ethtool -G rx`; an
+MTU increase keeps the rings and grows the buffers as they are refilled)
+stops each RX channel and
 drains it: the frames the device wrote back before it stopped are
 delivered from the old ring, which is then freed. Such a frame is
 received correctly and its buffer goes to the stack; a drain that refills
@@ -19,7 +21,7 @@ call fails: those of the drain, if it makes any (its `times` counts
 them).
 
 The first check: BURST UDP frames of one flow wait in the ring (the model holds
-the RX interrupts: rx-irq-hold), `ip link set mtu 9000` switches the
+the RX interrupts: rx-irq-hold), `ethtool -G rx 256` switches the
 channels, every frame the model wrote is delivered (IpInReceives), none
 is dropped (rx_dropped), and the injection failed no call. A drain that
 refills loses the frames after its first failed refill (the failed
@@ -27,10 +29,9 @@ fragment page is retried for each of them).
 
 The second check: a channel whose restart fails goes back to the ring it
 was just drained from, which must get buffers again in the slots the
-drain left empty. With rings of MTU 1500 (an MTU decrease alone keeps
-the larger buffers, so the rings are replaced at 1500 first), BURST
+drain left empty. With rings of 256 at MTU 1500, BURST
 frames wait in channel 0's ring, the model fails channel 0's reset once
-(rx-swr-head), `ip link set mtu 9000` fails with the MTU unchanged, the
+(rx-swr-head), `ethtool -G rx 128` fails with the ring size unchanged, the
 BURST frames are delivered, and FLOWS frames sent after it (the model's
 RSS puts them on channel 0) are all delivered.
 
@@ -104,9 +105,17 @@ def nstat(vm, name):
     return int(out.strip() or 0)
 
 
-def set_mtu(vm, mtu):
-    """ip link set mtu MTU on the DUT; returns (rc, output)."""
-    return gsh(vm, f"ip link set $D mtu {mtu}", timeout=240)
+def set_rx(vm, size):
+    """ethtool -G rx SIZE on the DUT (a live change that replaces the RX
+    rings); returns (rc, output)."""
+    return gsh(vm, f"ethtool -G $D rx {size}", timeout=240)
+
+
+def rx_size(vm):
+    """The DUT's current RX ring size (ethtool -g)."""
+    _rc, out = gsh(vm, "ethtool -g $D | awk '/^Current/ {c=1} "
+                   "c && /^RX:/ {print $2}'")
+    return int(out.strip())
 
 
 def wait_frames(vm, want, timeout=60):
@@ -128,13 +137,12 @@ def test_drain_delivers_without_allocating(vm):
     # passes while space > 1)
     big = 1 << 30
     vm.sh(f"echo {big} > {FF}/space && echo 100 > {FF}/probability")
-    rc, out = set_mtu(vm, 9000)
+    rc, out = set_rx(vm, 256)
     calls = big - ff_read(vm, "space")
     vm.sh(f"echo 0 > {FF}/probability")
-    assert rc == 0, f"mtu 9000 without frames: {out}"
-    # back to 1500 with rings of 1500 (a decrease alone keeps 9000's)
-    rc, out = vm.mtu_new_rings(1500)
-    assert rc == 0, f"back to mtu 1500: {out}"
+    assert rc == 0, f"rx 256 without frames: {out}"
+    rc, out = set_rx(vm, 128)
+    assert rc == 0, f"back to rx 128: {out}"
 
     tag = vm.mark()
     vm.dut.fault("rx-irq-hold", count=1, ms=120000)
@@ -148,7 +156,7 @@ def test_drain_delivers_without_allocating(vm):
     vm.sh(f"echo {calls + 1} > {FF}/space && echo {TIMES} > {FF}/times && "
           f"echo 100 > {FF}/probability")
     resets = vm.dut.counters()["async_started"]["dma-reset"]
-    rc, out = set_mtu(vm, 9000)
+    rc, out = set_rx(vm, 256)
     resets = vm.dut.counters()["async_started"]["dma-reset"] - resets
     failed = TIMES - ff_read(vm, "times")
     vm.sh(f"echo 0 > {FF}/probability && echo -1 > {FF}/times && "
@@ -166,7 +174,7 @@ def test_drain_delivers_without_allocating(vm):
     info = (f"{written} frames written to the ring with RX interrupts held "
             f"(fired {fired}), {before} delivered before the change; "
             f"page_pool_alloc_netmems() calls of a change without frames "
-            f"{calls}; mtu 9000 with every later call failing: rc {rc} "
+            f"{calls}; rx 256 with every later call failing: rc {rc} "
             f"{out.strip()}, DMA channel resets {resets}; calls failed "
             f"{failed}; delivered {delivered}, "
             f"rx_dropped {dropped}; kernel log problems: {bad[:4] or 'none'}")
@@ -180,9 +188,8 @@ def test_drain_delivers_without_allocating(vm):
 
 def test_failed_restart_refills_drained_ring(vm):
     """A channel back on the ring it was drained from receives again."""
-    # rings of 1500, so that going to 9000 needs new ones
-    rc, out = vm.mtu_new_rings(1500)
-    assert rc == 0, f"mtu 1500 with its rings: {out}"
+    rc, out = set_rx(vm, 256)
+    assert rc == 0, f"rings of 256: {out}"
     vm.dut.fault("rx-irq-hold", count=1, ms=120000)
     frames0 = vm.dut.counters()["rx_frames"]
     in0, drop0 = nstat(vm, "IpInReceives"), stat(vm, "rx_dropped")
@@ -190,10 +197,10 @@ def test_failed_restart_refills_drained_ring(vm):
     assert rc == 0, out
     written = wait_frames(vm, frames0 + BURST) - frames0
     vm.dut.fault("rx-swr-head", count=1)
-    rc, out = set_mtu(vm, 9000)
+    rc, out = set_rx(vm, 128)
     swr = vm.dut.fired("rx-swr-head")
     vm.dut.clear()
-    _, mtu = gsh(vm, "cat /sys/class/net/$D/mtu")
+    size = rx_size(vm)
     t0 = time.monotonic()
     while (nstat(vm, "IpInReceives") - in0 < written and
            time.monotonic() - t0 < 60):
@@ -209,11 +216,11 @@ def test_failed_restart_refills_drained_ring(vm):
         time.sleep(0.3)
     after = nstat(vm, "IpInReceives") - in0 - drained
     dropped = stat(vm, "rx_dropped") - drop0
-    info = (f"{written} frames waiting in the ring; mtu 9000 with channel "
-            f"0's reset failing (fired {swr}): rc {rc} ({out.strip()}), MTU "
-            f"now {mtu.strip()}; delivered {drained} of the waiting frames, "
+    info = (f"{written} frames waiting in the ring; rx 128 with channel "
+            f"0's reset failing (fired {swr}): rc {rc} ({out.strip()}), RX "
+            f"ring size now {size}; delivered {drained} of the waiting frames, "
             f"then {after} of {FLOWS} flows; rx_dropped {dropped}")
     print(info)
     assert written == BURST and swr == 1 and rc != 0, info
-    assert mtu.strip() == "1500", info
+    assert size == 256, info
     assert drained == written and after == FLOWS and dropped == 0, info

@@ -1,7 +1,7 @@
 """The interface reset after a double restart failure, with the DUT
 transmitting, on a guest of two vCPUs.
 
-A live MTU change whose RX channel restarts neither on its new ring nor on
+A live ring change whose RX channel restarts neither on its new ring nor on
 its old one (the model's rx-swr-head fault, twice) leaves the interface to
 lan743x_reset_work(): close and open under RTNL, with the TX queues and
 their qdisc still attached (the core never closed the device). The open
@@ -16,7 +16,7 @@ the open.
 On two vCPUs, phylink's resolve runs on one CPU while the reset work
 allocates the RX rings on the other. Each of ROUNDS rounds: the DUT sends
 a UDP stream to the peer (iperf3), channel 0 fails its reset twice during
-`ip link set mtu 9000` (from rings of 1500), and the interface comes back
+`ethtool -G rx 256` (from rings of 128), and the interface comes back
 by itself. The kernel's skb:kfree_skb tracepoint must show no frame
 dropped as FULL_RING or PKT_TOO_BIG (lan743x_tx_xmit_frame()'s reasons) in any
 round, the kernel log no oops and no TX timeout, and the DUT must reach
@@ -86,7 +86,7 @@ def test_reset_keeps_tx_stopped_until_the_rings_exist(vm):
         assert rc == 0, out
         fired0 = vm.dut.fired("rx-swr-head")   # counts since boot
         vm.dut.fault("rx-swr-head", count=2)
-        rc, out = gsh(vm, "ip link set $D mtu 9000")
+        rc, out = gsh(vm, "ethtool -G $D rx 256")
         fired = vm.dut.fired("rx-swr-head") - fired0
         vm.dut.clear()
         # the reset work closes and opens the interface by itself

@@ -20,7 +20,8 @@ The checks share the boot and run in file order:
   every RX_SWR with the FIFO enabled (rx_swr_fifo_enabled).
 * test_switch_drains_full_ring (patch 7, review bug 3): with RX interrupts
   held by the model (rx-irq-hold), BURST frames of one flow sit in a
-  1024-entry ring when `ip link set mtu 9000` switches the channels; every
+  1024-entry ring when `ethtool -G rx 1000` switches the channels (and
+  back to 1024 on the next try); every
   frame the model wrote must be delivered (IpInReceives) or counted in
   rx_dropped.  v1 delivers what its polls took before napi_disable()
   (384 to 832 of the 900 in the runs so far) and frees the rest with the
@@ -36,13 +37,14 @@ The checks share the boot and run in file order:
   lan743x for good.  v2 keeps the queues stopped until its TX switch ends:
   none is left.
 * test_failed_restart_falls_back (patch 7, review bug 2): the model's
-  rx-swr-head fault makes channel 0's reset fail once during
-  `ip link set mtu 9000` (from 1500 with rings of 1500: an MTU decrease
-  alone keeps the rings); the change must fail with the MTU unchanged and
+  rx-swr-head fault makes channel 0's reset fail once during a live ring
+  change (`ethtool -G rx`; the series grows the buffers of an MTU increase
+  without replacing the rings); the change must fail with the ring size
+  unchanged and
   channel 0 receiving again: 64 UDP flows from the peer (the model's RSS
   puts them all on channel 0), all written by the model and delivered
-  (IpInReceives).  v1 returns the error with the new MTU committed
-  (dev->mtu changed without NETDEV_CHANGEMTU) and channel 0 stopped: the
+  (IpInReceives).  v1 returns the error with channel 0 stopped (and, for
+  an MTU change, the new MTU committed without NETDEV_CHANGEMTU): the
   model writes none of the 64, the kernel receives none.
 
 Not shown here (no lab observation can tell them apart; see
@@ -208,9 +210,10 @@ def nstat(vm, name):
     return int(out.strip() or 0)
 
 
-def mtu(vm):
-    """The DUT's MTU."""
-    _rc, out = gsh(vm, "cat /sys/class/net/$D/mtu")
+def rx_size(vm):
+    """The DUT's current RX ring size (ethtool -g)."""
+    _rc, out = gsh(vm, "ethtool -g $D | awk '/^Current/ {c=1} "
+                   "c && /^RX:/ {print $2}'")
     return int(out.strip())
 
 
@@ -282,10 +285,11 @@ def test_fifo_disabled_at_channel_reset(vm):
 
 
 def switch_with_full_ring(vm):
-    """One try: BURST frames wait in the ring (RX interrupt held), the MTU
-    goes 1500 -> 9000, the hold ends. Returns (ok, info): ok when every
-    frame written was delivered or counted in rx_dropped."""
-    assert mtu(vm) == 1500
+    """One try: BURST frames wait in the ring (RX interrupt held), the RX
+    ring size goes 1024 -> 1000 (or back), the hold ends. Returns (ok,
+    info): ok when every frame written was delivered or counted in
+    rx_dropped."""
+    size = 1000 if rx_size(vm) == 1024 else 1024
     vm.dut.fault("rx-irq-hold", count=1, ms=120000)
     a = model(vm)
     a_in = nstat(vm, "IpInReceives")
@@ -296,7 +300,7 @@ def switch_with_full_ring(vm):
     before = nstat(vm, "IpInReceives") - a_in
     written = b["rx_frames"] - a["rx_frames"]
     fired = b["fault_fired"]["rx-irq-hold"] - a["fault_fired"]["rx-irq-hold"]
-    rc, out = gsh(vm, "ip link set $D mtu 9000")
+    rc, out = gsh(vm, f"ethtool -G $D rx {size}")
     vm.dut.clear()              # ends the hold
     # every frame written is delivered or counted as dropped: waited for
     # (was 1.5 s of sleep)
@@ -309,7 +313,7 @@ def switch_with_full_ring(vm):
     per_ch = per_channel(a, c)
     info = (f"{written} frames written to the ring (per channel {per_ch}) "
             f"with RX interrupts held (fired {fired}), {before} delivered "
-            f"before the switch; mtu 9000: rc {rc} {out.strip()}; then "
+            f"before the switch; rx {size}: rc {rc} {out.strip()}; then "
             f"delivered {delivered} + rx_dropped {dropped} = "
             f"{delivered + dropped} (missing "
             f"{written - delivered - dropped})")
@@ -330,14 +334,10 @@ V1_TRIES = {}       # tries v1 took (v2's module runs after v1's)
 
 
 def test_switch_drains_full_ring(vm):
-    """An MTU switch with a full ring delivers or counts every frame."""
+    """A ring switch with a full ring delivers or counts every frame."""
     tries = TRIES if vm.flavour == "v1" else V1_TRIES.get("n", TRIES)
     infos = []
     for i in range(tries):
-        if i:
-            # 1500 with rings of 1500: a decrease alone keeps 9000's
-            rc, out = vm.mtu_new_rings(1500)
-            assert rc == 0, out
         ok, info = switch_with_full_ring(vm)
         infos.append(f"try {i + 1}: {info}")
         if not ok:
@@ -412,16 +412,15 @@ def test_tx_switch_vs_link_up(vm):
 
 
 def test_failed_restart_falls_back(vm):
-    """A failed channel restart keeps the old MTU and channel 0 working."""
-    # rings of 1500, so that going to 9000 needs new ones
-    rc, out = vm.mtu_new_rings(1500)
-    assert rc == 0, f"mtu 1500 with its rings: {out}"
-    old = mtu(vm)
+    """A failed channel restart keeps the old rings and channel 0
+    working."""
+    old = rx_size(vm)
+    size = 1000 if old == 1024 else 1024
     vm.dut.fault("rx-swr-head", count=1)
-    rc, out = gsh(vm, "ip link set $D mtu 9000")
+    rc, out = gsh(vm, f"ethtool -G $D rx {size}")
     fired = vm.dut.fired("rx-swr-head")
     vm.dut.clear()
-    new = mtu(vm)
+    new = rx_size(vm)
     a = model(vm)
     a_in = nstat(vm, "IpInReceives")
     r, o = vm.sh(f"ip netns exec peer python3 -c \"{SEND_FLOWS}\"")
@@ -432,8 +431,9 @@ def test_failed_restart_falls_back(vm):
     per_ch = per_channel(a, b)
     delivered = nstat(vm, "IpInReceives") - a_in
     dmesg = [ln for ln in vm.dmesg_since(vm.load_mark) if "restart" in ln]
-    info = (f"mtu 1500 -> 9000 with channel 0's reset failing (fired "
-            f"{fired}): rc {rc} ({out.strip()}), MTU now {new}; then {FLOWS} "
+    info = (f"rx {old} -> {size} with channel 0's reset failing (fired "
+            f"{fired}): rc {rc} ({out.strip()}), RX ring now {new}; then "
+            f"{FLOWS} "
             f"UDP flows: model frames per channel {per_ch}, delivered "
             f"{delivered}; driver: {dmesg[-2:]}")
     assert fired >= 1, info

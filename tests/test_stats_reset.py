@@ -29,10 +29,10 @@ the checks in file order:
   exceeded tx-stop). FLAPS times; in at least one, frames must have
   completed with the link down.
 * test_double_restart_failure_resets: the model's rx-swr-head fault makes
-  channel 0's reset fail twice during `ip link set mtu 9000` (from 1500,
-  with rings of 1500: an MTU decrease alone keeps the rings):
-  on the new ring, then on the old one. The change must fail with the MTU
-  unchanged, the carrier must be reported down (carrier_down_count), and
+  channel 0's reset fail twice during `ethtool -G rx 256` (from rings of
+  128; an MTU increase keeps the rings and grows the buffers as they are
+  refilled): on the new ring, then on the old one. The change must fail
+  with the ring size unchanged, the carrier must be reported down (carrier_down_count), and
   the interface must come back by itself: the carrier up and 64 UDP flows
   from the peer, all to channel 0 in the model, delivered (IpInReceives).
 
@@ -309,18 +309,17 @@ def test_tx_wake_only_after_stop(vm):
 
 def test_double_restart_failure_resets(vm):
     """A channel that restarts on neither ring: carrier off, then a reset
-    brings the interface back with the old MTU."""
-    # rings of 1500, so that going to 9000 needs new ones (an MTU
-    # decrease alone keeps the rings)
-    rc, out = vm.mtu_new_rings(1500)
+    brings the interface back with the old ring size."""
+    rc, out = gsh(vm, "ethtool -G $D rx 128")
     assert rc == 0, out
     tag = vm.mark()
     c = sysstats(vm, ("carrier_down_count", "carrier_changes"), where="")
     vm.dut.fault("rx-swr-head", count=2)
-    rc, out = gsh(vm, "ip link set $D mtu 9000")
+    rc, out = gsh(vm, "ethtool -G $D rx 256")
     fired = vm.dut.fired("rx-swr-head")
     vm.dut.clear()
-    _r, mtu = gsh(vm, "cat /sys/class/net/$D/mtu")
+    _r, size = gsh(vm, "ethtool -g $D | awk '/^Current/ {c=1} "
+                   "c && /^RX:/ {print $2}'")
 
     def back_up():
         d = sysstats(vm, ("carrier_down_count", "carrier"), where="")
@@ -340,8 +339,8 @@ def test_double_restart_failure_resets(vm):
     log = vm.dmesg_since(tag)
     driver = [ln for ln in log if "restart" in ln or "reset" in ln]
     bad = [ln for ln in log if BAD_DMESG.search(ln)]
-    info = (f"mtu 1500 -> 9000 with channel 0's reset failing twice (fired "
-            f"{fired}): rc {rc} ({out.strip()}), MTU now {mtu.strip()}; "
+    info = (f"rx 128 -> 256 with channel 0's reset failing twice (fired "
+            f"{fired}): rc {rc} ({out.strip()}), RX ring now {size.strip()}; "
             f"carrier down count {c['carrier_down_count']} -> "
             f"{d['carrier_down_count']}, carrier {d['carrier']}; then "
             f"{FLOWS} UDP flows: model frames per channel {per_ch}, "
@@ -350,7 +349,7 @@ def test_double_restart_failure_resets(vm):
     print(info)
     assert fired == 2, info
     assert rc != 0, "the change did not fail: " + info
-    assert mtu.strip() == "1500", info
+    assert size.strip() == "128", info
     assert not bad, info
     # the carrier was reported down, and is up again
     assert d["carrier_down_count"] > c["carrier_down_count"], info
