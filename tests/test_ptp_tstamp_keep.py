@@ -8,10 +8,12 @@ series' channel start writes the mode of the SIOCSHWTSTAMP filter again.
 The series' module (net-next-2), one VM: the RX filter set to "all"
 (lab/guest/tstamp.py, SIOCSHWTSTAMP), then PER UDP datagrams from the
 peer must each carry a raw hardware stamp (SO_TIMESTAMPING) before and
-after `ip link set mtu 9000` from rings of 1500, a change that replaces
-the rings and resets every RX DMA channel, and after `ethtool -G rx 256`.
-LAN743X_PTP_KEEP_REV=v3 runs v3's module, whose channel start kept the
-cleared mode: the stamps stop after the change and the test fails.
+after `ip link set mtu 9000` from rings of 1500 (which replaced the rings
+in v3; v4 grows the buffers as the rings are refilled, no channel reset),
+and after `ethtool -G rx 256`, which replaces the rings and resets every
+RX DMA channel. LAN743X_PTP_KEEP_REV=v3 runs v3's module, whose channel
+start kept the cleared mode: the stamps stop after the change and the
+test fails.
 """
 import os
 

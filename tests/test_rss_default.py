@@ -1,7 +1,7 @@
 """RSS spreads flows over the RX channels without ethtool -X.
 
 The model resets the indirection table to 0, as the driver has always
-found it: every hash picks RX channel 0. net-next-3's first patch (and
+found it: every hash picks RX channel 0. net-next-3's second patch (and
 its 6.12 backport, the 6.12-3 stack) writes ethtool_rxfh_indir_default()
 at probe, so 16 UDP flows from the peer
 (ports 40000+i -> 9999+i, hashed with the driver's random key) must reach
