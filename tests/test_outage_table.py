@@ -155,6 +155,10 @@ def test_window_is_the_fifo_one_when_a_fifo_was_disabled():
     ms, kind = guest_outage.window(both[1:3], 0, 2)
     assert kind == "dma" and abs(ms - 3.0) < 1e-6, (ms, kind)
     assert guest_outage.window([(1.0, "cmi"), (1.5, "cmo")], 0, 2)[1] == "mtu"
+    # the MAC's maximum frame size update inside a longer ndo_change_mtu
+    ms, kind = guest_outage.window([(1.0, "cmi"), (1.2, "msi"),
+                                    (1.3, "mso"), (1.5, "cmo")], 0, 2)
+    assert kind == "mac" and abs(ms - 100.0) < 1e-6, (ms, kind)
     assert guest_outage.window([], 0, 2) == (None, None)
 
 

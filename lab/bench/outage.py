@@ -60,8 +60,11 @@ ROWS = [("lost", "lost packets"), ("gap_ms", "longest gap, ms"),
 NOTE = ("(*) kprobes: first lan743x_rx_disable() to the last "
         "lan743x_rx_enable() return when the change disabled a FIFO (FIFO "
         "and DMA stopped), else first lan743x_rx_dma_stop() to the last "
-        "lan743x_rx_dma_start() return (DMA stopped, FIFO on), else the "
-        "whole ndo_change_mtu (6.12: MAC RX stop, an upper bound)")
+        "lan743x_rx_dma_start() return (DMA stopped, FIFO on), else "
+        "lan743x_mac_set_mtu() (MAC RX stopped for the new maximum frame "
+        "size), else the whole ndo_change_mtu, an upper bound (a module "
+        "that inlines lan743x_mac_set_mtu(), such as upstream's, whose "
+        "ndo_change_mtu does only that)")
 #: the outage's frame: lab/guest/outage.py sends 8 + 56 bytes of UDP
 #: payload: + UDP 8, IPv4 20, Ethernet 14, FCS 4
 OUTAGE_FRAME = 64 + 8 + 20 + 14 + 4

@@ -77,6 +77,8 @@ PROBES = {"dms": "p lan743x:lan743x_rx_dma_stop",
           "dme": "r lan743x:lan743x_rx_dma_start",
           "rxd": "p lan743x:lan743x_rx_disable",
           "rxe": "r lan743x:lan743x_rx_enable",
+          "msi": "p lan743x:lan743x_mac_set_mtu",
+          "mso": "r lan743x:lan743x_mac_set_mtu",
           "cmi": "p lan743x:lan743x_netdev_change_mtu",
           "cmo": "r lan743x:lan743x_netdev_change_mtu"}
 
@@ -134,16 +136,18 @@ def window(evs, t0, t1):
     dropped, the FIFO holds none), else from the first
     lan743x_rx_dma_stop() to the return of the last
     lan743x_rx_dma_start() (kind "dma": DMA stopped, the FIFO keeps
-    receiving), else, when the change did not restart the channels (6.12
-    only stops and restarts MAC RX, inside ndo_change_mtu), the whole
-    ndo_change_mtu call, an upper bound (kind "mtu"). The FIFO pair comes
+    receiving), else, when the change did not restart the channels, the
+    MAC's maximum frame size update, lan743x_mac_set_mtu(), which stops
+    and restarts MAC RX (kind "mac"; a module where it is inlined, such as
+    upstream's, has no such probe), else the whole ndo_change_mtu call,
+    an upper bound (kind "mtu"). The FIFO pair comes
     first: a change that disables the FIFO and then stops the DMA calls
     both, and its receiver is closed from the FIFO's disable, which the
     model's rx_drop_disabled counts. (None, None) if the probes saw no
     call."""
     ev = [(t, n) for t, n in evs if t0 <= t <= t1]
     for start, end, kind in (("rxd", "rxe", "fifo"), ("dms", "dme", "dma"),
-                             ("cmi", "cmo", "mtu")):
+                             ("msi", "mso", "mac"), ("cmi", "cmo", "mtu")):
         ts = [t for t, n in ev if n == start]
         te = [t for t, n in ev if n == end]
         if ts and te:
