@@ -98,7 +98,8 @@ def test_arm_changes_with_a_frame_pending(tmp_path, module):
     a frame half-assembled in the driver, on the ARMv7 guest's kernel with
     lock debugging (PREEMPT, PROVE_LOCKING, DEBUG_PREEMPT,
     DEBUG_ATOMIC_SLEEP): the kernel log stays clean. The series counts the
-    pending frame as dropped at each change, from process context, into
+    pending frame as dropped at each change that stops the channels (the
+    MTU increase keeps them running), from process context, into
     statistics that its NAPI poll writes in softirq context: on 32-bit that
     u64_stats write is a seqcount write, which must not be preempted or
     interrupted by a softirq writer (lockdep: inconsistent
@@ -137,10 +138,13 @@ def test_arm_changes_with_a_frame_pending(tmp_path, module):
     assert all(res[c][2] == "yes" for c in PENDING_CHANGES), res
     assert res["down"][0] == 0, res
     if module == "series":
-        # every change ran, and each found its frame pending (the series
-        # counts it in rx_dropped; upstream counts nothing)
-        assert all(res[c][0] == 0 and res[c][1] >= 1
-                   for c in PENDING_CHANGES), res
+        # every change ran; those that stop the channels (down, the ring
+        # change) found their frame pending and counted it in rx_dropped
+        # (upstream counts nothing); the MTU increase keeps the rings and
+        # grows the buffers as they are refilled, so its frame may stay
+        # pending in the ring
+        assert all(res[c][0] == 0 for c in PENDING_CHANGES), res
+        assert all(res[c][1] >= 1 for c in ("down", "ring-256")), res
     klog = out.split("pending: klog begin\n", 1)[-1].split(
         "pending: klog end", 1)[0]
     assert "pending: klog end" in out and klog.strip() == "", \

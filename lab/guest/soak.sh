@@ -73,6 +73,19 @@ for p in json.load(sys.stdin):
         print(p["id"], p.get("inflight", 0), "detach-time" in p)' "$1"
 }
 
+# The ids of the interface's page_pools not destroyed (no detach-time)
+attached() {
+	pools "$1" | awk '$3 == "False" {print $1}' | sort | tr '\n' ' '
+}
+
+# Whether every word of $1 is one of $2
+within() {
+	local x
+	for x in $1; do
+		case " $2 " in *" $x "*) ;; *) return 1 ;; esac
+	done
+}
+
 # TCP both ways in 20 s runs until $STOP exists: two loops, one sending
 # to the peer (DUT TX) and one receiving from it (-R, DUT RX), each to its
 # own server, each run's JSON in /tmp/soak-iperf-DIR-N.json (read after
@@ -301,9 +314,10 @@ main() {
 			make_pending "$dut" && pend=$((pend + 1)) && p0=$PENDING_RX
 			now_ms; ms_pend=$((ms_pend + NOW - ta))
 			read -r d0 <"/sys/class/net/$dut/statistics/rx_dropped"
-			# the page_pools before the change: a change that keeps
-			# them keeps the rings, and the pending frame with them
-			pp0=$(pools "$ifindex" | awk '{print $1}' | sort | tr '\n' ' ')
+			# the page_pools in use before the change: a change that
+			# keeps them keeps the rings, and the pending frame with
+			# them (an MTU increase adds pools beside them)
+			pp0=$(attached "$ifindex")
 		fi
 		now_ms; ta=$NOW
 		if [ $((i % 4)) = 0 ]; then
@@ -325,9 +339,10 @@ main() {
 		if [ "$PENDING" = 1 ]; then
 			read -r d1 <"/sys/class/net/$dut/statistics/rx_dropped"
 			read -r p1 <"/sys/class/net/$dut/statistics/rx_packets"
-			pp1=$(pools "$ifindex" | awk '{print $1}' | sort | tr '\n' ' ')
-			if [ "$p0" != -1 ] && [ -n "$pp0" ] && [ "$pp0" = "$pp1" ]; then
-				# an MTU change within the buffers: the rings stay,
+			pp1=$(attached "$ifindex")
+			if [ "$p0" != -1 ] && [ -n "$pp0" ] && within "$pp0" "$pp1"; then
+				# an MTU change that kept the rings (within the
+				# buffers, or growing them as they are refilled):
 				# the frame stays pending in them (no change to judge)
 				kept=$((kept + 1))
 			elif [ "$d1" -gt "$d0" ]; then
