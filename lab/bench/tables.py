@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "lab" / "series"))
 from patchids import patch_ids
 
 # The runs the README's tables come from (measurements/<run>/summary.json).
-X86 = "bench-v4-20261201"           # make bench swiotlb=off, v4 (and v3)
+X86 = "bench-grow-20261202"         # make bench swiotlb=off, v4 with the grow
 X86_SYNC = "bench-v3-20261128"      # swiotlb=force cells (sync counts), v3
 ARM = "arm-bench-v3-20261128"       # make arm-bench REPS=5, v3
 PINNED = X86                        # pages held after RX
