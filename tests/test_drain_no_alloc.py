@@ -111,12 +111,6 @@ def set_rx(vm, size):
     return gsh(vm, f"ethtool -G $D rx {size}", timeout=240)
 
 
-def rx_size(vm):
-    """The DUT's current RX ring size (ethtool -g)."""
-    _rc, out = gsh(vm, "ethtool -g $D | awk '/^Current/ {c=1} "
-                   "c && /^RX:/ {print $2}'")
-    return int(out.strip())
-
 
 def wait_frames(vm, want, timeout=60):
     """The model's rx_frames once it reaches WANT (TIMEOUT s at most)."""
@@ -200,7 +194,7 @@ def test_failed_restart_refills_drained_ring(vm):
     rc, out = set_rx(vm, 128)
     swr = vm.dut.fired("rx-swr-head")
     vm.dut.clear()
-    size = rx_size(vm)
+    size = vm.rx_ring_size()
     t0 = time.monotonic()
     while (nstat(vm, "IpInReceives") - in0 < written and
            time.monotonic() - t0 < 60):

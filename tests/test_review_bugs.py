@@ -210,13 +210,6 @@ def nstat(vm, name):
     return int(out.strip() or 0)
 
 
-def rx_size(vm):
-    """The DUT's current RX ring size (ethtool -g)."""
-    _rc, out = gsh(vm, "ethtool -g $D | awk '/^Current/ {c=1} "
-                   "c && /^RX:/ {print $2}'")
-    return int(out.strip())
-
-
 def model(vm):
     """The model's counters."""
     return vm.dut.counters()
@@ -289,7 +282,7 @@ def switch_with_full_ring(vm):
     ring size goes 1024 -> 1000 (or back), the hold ends. Returns (ok,
     info): ok when every frame written was delivered or counted in
     rx_dropped."""
-    size = 1000 if rx_size(vm) == 1024 else 1024
+    size = 1000 if vm.rx_ring_size() == 1024 else 1024
     vm.dut.fault("rx-irq-hold", count=1, ms=120000)
     a = model(vm)
     a_in = nstat(vm, "IpInReceives")
@@ -414,13 +407,13 @@ def test_tx_switch_vs_link_up(vm):
 def test_failed_restart_falls_back(vm):
     """A failed channel restart keeps the old rings and channel 0
     working."""
-    old = rx_size(vm)
+    old = vm.rx_ring_size()
     size = 1000 if old == 1024 else 1024
     vm.dut.fault("rx-swr-head", count=1)
     rc, out = gsh(vm, f"ethtool -G $D rx {size}")
     fired = vm.dut.fired("rx-swr-head")
     vm.dut.clear()
-    new = rx_size(vm)
+    new = vm.rx_ring_size()
     a = model(vm)
     a_in = nstat(vm, "IpInReceives")
     r, o = vm.sh(f"ip netns exec peer python3 -c \"{SEND_FLOWS}\"")

@@ -318,8 +318,7 @@ def test_double_restart_failure_resets(vm):
     rc, out = gsh(vm, "ethtool -G $D rx 256")
     fired = vm.dut.fired("rx-swr-head")
     vm.dut.clear()
-    _r, size = gsh(vm, "ethtool -g $D | awk '/^Current/ {c=1} "
-                   "c && /^RX:/ {print $2}'")
+    size = vm.rx_ring_size()
 
     def back_up():
         d = sysstats(vm, ("carrier_down_count", "carrier"), where="")
@@ -340,7 +339,7 @@ def test_double_restart_failure_resets(vm):
     driver = [ln for ln in log if "restart" in ln or "reset" in ln]
     bad = [ln for ln in log if BAD_DMESG.search(ln)]
     info = (f"rx 128 -> 256 with channel 0's reset failing twice (fired "
-            f"{fired}): rc {rc} ({out.strip()}), RX ring now {size.strip()}; "
+            f"{fired}): rc {rc} ({out.strip()}), RX ring now {size}; "
             f"carrier down count {c['carrier_down_count']} -> "
             f"{d['carrier_down_count']}, carrier {d['carrier']}; then "
             f"{FLOWS} UDP flows: model frames per channel {per_ch}, "
@@ -349,7 +348,7 @@ def test_double_restart_failure_resets(vm):
     print(info)
     assert fired == 2, info
     assert rc != 0, "the change did not fail: " + info
-    assert size.strip() == "128", info
+    assert size == 128, info
     assert not bad, info
     # the carrier was reported down, and is up again
     assert d["carrier_down_count"] > c["carrier_down_count"], info

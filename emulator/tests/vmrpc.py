@@ -305,6 +305,12 @@ ping -c 2 -W 2 {PEER_IP} > /dev/null
         if rc:
             raise VMError("pinning neighbours failed: " + out)
 
+    def rx_ring_size(self):
+        """The DUT's current RX ring size (ethtool -g)."""
+        _rc, out = self.sh(". /tmp/l7.env\nethtool -g $D | awk "
+                           "'/^Current/ {c=1} c && /^RX:/ {print $2}'")
+        return int(out.strip())
+
     def mtu_new_rings(self, mtu):
         """The DUT at MTU with RX rings allocated for it: a decrease alone
         keeps the rings and their larger buffers (the series reprograms
