@@ -69,6 +69,9 @@
 #   VM_PARTNER_TAP  the DUT's wire is a host tap device of that name (the
 #              link partner outside the guest, lab/vm/partner.sh), not the
 #              QEMU hub to the guest's virtio-net peer
+#   VM_MGMT_TAP  the guest's virtio-net NIC (PEER_MAC) is wired to a host tap
+#              device of that name instead of the hub: a management port,
+#              as a board's, for ssh from the host (lab/board/vm_board.py)
 # x86_64 only:
 #   VM_TCG_THREAD  TCG threading: "multi" (default: MTTCG, one host thread
 #              per vCPU, QEMU's own default) or "single" (every vCPU in one
@@ -459,6 +462,13 @@ if [ -n "${VM_PARTNER_TAP:-}" ]; then
 	[[ "$VM_PARTNER_TAP" =~ ^[A-Za-z0-9_.-]{1,15}$ ]] ||
 		die "VM_PARTNER_TAP=$VM_PARTNER_TAP: not an interface name"
 	NET[1]="tap,id=p0,ifname=$VM_PARTNER_TAP,script=no,downscript=no"
+fi
+if [ -n "${VM_MGMT_TAP:-}" ]; then
+	[[ "$VM_MGMT_TAP" =~ ^[A-Za-z0-9_.-]{1,15}$ ]] ||
+		die "VM_MGMT_TAP=$VM_MGMT_TAP: not an interface name"
+	[ "$VM_MGMT_TAP" != "${VM_PARTNER_TAP:-}" ] ||
+		die "VM_MGMT_TAP and VM_PARTNER_TAP name the same device"
+	NET[3]="tap,id=p1,ifname=$VM_MGMT_TAP,script=no,downscript=no"
 fi
 # the guest command's environment
 ENVS=("LAN743X_DUT_MAC=$DUT_MAC" "LAN743X_PEER_MAC=$PEER_MAC")

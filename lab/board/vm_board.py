@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""The board kit run as a board owner runs it, against a lab guest.
+
+The guest (ARMv7 by default: QEMU virt, Cortex-A15, non-coherent PCIe as
+on i.MX6, the armv7-virt kernel; or the x86_64 bench kernel) is the board:
+the emulated LAN7430 is its NETIF, and it is reached only over ssh, on a
+management port (its virtio-net NIC, wired to a host tap: vm.sh's
+VM_MGMT_TAP) where lab/guest/board_guest.sh starts an sshd. The link
+partner is outside the guest: the DUT's wire is a host tap (VM_PARTNER_TAP)
+in a network namespace of the host (lab/vm/partner.sh), where an sshd on a
+veth pair takes the kit's ssh and iperf3 runs natively on the host's
+cores. Both sshds take one key made for the run; nothing of the host's or
+the guest's ssh setup is used or changed.
+
+Then lab/board/board.py runs unchanged (no QMP, no lab path inside it),
+with the modules the lab builds for the guest's kernel (--ko):
+
+    python3 lab/board/vm_board.py [--arch armv7] [--modules upstream,series]
+        [--reps 5] [--secs 3] [--cells tcp-rx-1500,tcp-rx-9000,mem-up]
+        [--changes mtu-1500to9000] [--peer-min-mbit 900] [--selftests]
+        [--out DIR]
+
+Results: DIR/kit (the kit's results: table.md, summary.json, meta.json,
+records.jsonl), DIR/vm.log (the guest's console), DIR/kit.err (the kit's
+progress). Needs root (tap devices, a network namespace).
+"""
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from bench import LAB, ROOT, build_modules, out_of, progress
+
+#: the management network of the board (host end .1) and the partner's
+#: (host end .1): the benchmarking range, not routed anywhere
+BOARD_MGMT = ("198.18.7.1", "198.18.7.2")
+PEER_MGMT = ("198.18.8.1", "198.18.8.2")
+VARIANT = {"armv7": "armv7-virt", "x86_64": "bench"}
+QEMU_ARCH = {"armv7": "arm", "x86_64": "x86_64"}
+BOOT_S = 1800       # boot, host key and sshd of the ARMv7 guest under TCG
+
+
+def sh(cmd, check=True):
+    """Run CMD (a list) on the host; its CompletedProcess."""
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if check and p.returncode:
+        sys.exit(f"vm_board: error: {' '.join(cmd)}: "
+                 f"{(p.stderr or p.stdout).strip()[-500:]}")
+    return p
+
+
+def ssh_argv(key, host, cmd):
+    """ssh to root@HOST with the run's KEY, running CMD."""
+    return ["ssh", "-i", str(key), "-o", "BatchMode=yes",
+            "-o", "StrictHostKeyChecking=no",
+            "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+            "-o", "ConnectTimeout=10", f"root@{host}", cmd]
+
+
+def wait_tap(name, vm, secs=120):
+    """Wait until QEMU has created the tap NAME."""
+    t0 = time.time()
+    while sh(["ip", "link", "show", "dev", name], check=False).returncode:
+        if vm.poll() is not None or time.time() - t0 > secs:
+            sys.exit(f"vm_board: error: no tap {name} (vm.sh rc "
+                     f"{vm.poll()})")
+        time.sleep(0.2)
+
+
+def partner_sshd(ns, sshdir, veth):
+    """The partner's management port (a veth pair into NS) and its sshd."""
+    sh(["ip", "link", "add", veth, "type", "veth", "peer", "name",
+        veth + "p", "netns", ns])
+    sh(["ip", "addr", "add", f"{PEER_MGMT[0]}/24", "dev", veth])
+    sh(["ip", "link", "set", veth, "up"])
+    sh(["ip", "-n", ns, "addr", "add", f"{PEER_MGMT[1]}/24", "dev",
+        veth + "p"])
+    sh(["ip", "-n", ns, "link", "set", veth + "p", "up"])
+    os.makedirs("/run/sshd", exist_ok=True)
+    sh(["ip", "netns", "exec", ns, "/usr/sbin/sshd", "-f", "/dev/null",
+        "-o", f"ListenAddress={PEER_MGMT[1]}",
+        "-o", f"HostKey={sshdir}/host_ed25519",
+        "-o", f"AuthorizedKeysFile={sshdir}/key.pub",
+        "-o", "PermitRootLogin=prohibit-password", "-o", "UsePAM=no",
+        "-o", "StrictModes=no", "-o", f"PidFile={sshdir}/partner-sshd.pid",
+        "-o", "MaxStartups=64", "-o", "MaxSessions=64"])
+
+
+def main(argv=None):
+    """Boot the board, set up the partner, run the kit; its exit code."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--arch", choices=sorted(VARIANT), default="armv7")
+    ap.add_argument("--modules", default="upstream,series")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--secs", type=int, default=3)
+    ap.add_argument("--cells", default="tcp-rx-1500,tcp-rx-9000,mem-up")
+    ap.add_argument("--changes", default="mtu-1500to9000")
+    ap.add_argument("--peer-min-mbit", type=int, default=900)
+    ap.add_argument("--selftests", action="store_true",
+                    help="run the kit's selftests too (needs a kernel "
+                    "tree for the kselftest install)")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    # a kill (SIGTERM) ends the run through the clean-up below
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("vm_board: killed"))
+    if os.geteuid():
+        ap.error("needs root (tap devices, a network namespace)")
+    out = Path(args.out or ROOT / "results" /
+               time.strftime("vm-board-%Y%m%d-%H%M%S")).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    names = [m for m in args.modules.split(",") if m]
+    variant = VARIANT[args.arch]
+
+    progress(f"kernel {variant}, modules {','.join(names)}, QEMU")
+    obj = Path(out_of(["bash", str(LAB / "kernel" / "kbuild.sh"), "kernel",
+                       variant]))
+    kos = build_modules(names, variant)
+    qemu = out_of(["bash", str(ROOT / "emulator" / "build.sh"), "--arch",
+                   QEMU_ARCH[args.arch]])
+
+    sshdir = out / "ssh"
+    sshdir.mkdir(exist_ok=True)
+    for f in ("key", "host_ed25519"):
+        if not (sshdir / f).exists():
+            sh(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C",
+                f"lan743x-vm-board-{f}", "-f", str(sshdir / f)])
+    key = sshdir / "key"
+
+    tag = f"{os.getpid() % 100000}"
+    ns, tap, mtap, veth = (f"l7kit{tag}", f"l7kw{tag}", f"l7km{tag}",
+                           f"l7kv{tag}")
+    env = dict(os.environ, QEMU=qemu, VM_PARTNER_TAP=tap, VM_MGMT_TAP=mtap,
+               VM_TIMEOUT=str(4 * 3600),
+               VM_CONSOLE_LOG=str(out / "console.log"))
+    env.pop("ARCH", None)
+    if args.arch == "armv7":
+        env.update(ARCH="armv7", KERNEL=str(obj), MODDIR=str(obj / "mods"))
+        guest_key = "/etc/lan743x-board.pub"
+        cmd = ["--file", f"{key}.pub={guest_key}", "--", "bash",
+               "lab/guest/board_guest.sh", guest_key, f"{BOARD_MGMT[1]}/24"]
+    else:
+        env.update(KERNEL=str(obj / "arch/x86/boot/bzImage"),
+                   MODDIR=str(obj / "mods"))
+        cmd = ["--", "bash", str(LAB / "guest" / "board_guest.sh"),
+               f"{key}.pub", f"{BOARD_MGMT[1]}/24"]
+    log = open(out / "vm.log", "w", encoding="utf-8")  # noqa: SIM115  # pylint: disable=consider-using-with
+    progress(f"booting the {args.arch} guest as the board "
+             f"(management {BOARD_MGMT[1]}, partner {PEER_MGMT[1]})")
+    vm = subprocess.Popen(["bash", str(LAB / "vm" / "vm.sh")] + cmd,
+                          env=env, stdout=log, stderr=subprocess.STDOUT,
+                          cwd=ROOT)
+    rc = 2
+    try:
+        wait_tap(mtap, vm)
+        sh(["ip", "addr", "add", f"{BOARD_MGMT[0]}/24", "dev", mtap])
+        sh(["ip", "link", "set", mtap, "up"])
+        p = sh(["bash", str(LAB / "vm" / "partner.sh"), "up", tap, ns,
+                "192.0.2.2/24"], check=False)
+        if p.returncode:
+            sys.exit(f"vm_board: error: the partner: {p.stderr.strip()}")
+        partner_sshd(ns, sshdir, veth)
+        t0 = time.time()
+        while True:
+            if vm.poll() is not None:
+                sys.exit(f"vm_board: error: the guest ended (vm.sh rc "
+                         f"{vm.returncode}) before its sshd answered; see "
+                         f"{out / 'vm.log'}")
+            if time.time() - t0 > BOOT_S:
+                sys.exit(f"vm_board: error: no ssh to the board within "
+                         f"{BOOT_S} s; see {out / 'vm.log'}")
+            p = sh(ssh_argv(key, BOARD_MGMT[1], "cat /proc/version"),
+                   check=False)
+            if p.returncode == 0:
+                break
+            time.sleep(5)
+        progress(f"board up after {time.time() - t0:.0f} s: "
+                 f"{p.stdout.strip()[:80]}")
+        p = sh(ssh_argv(key, BOARD_MGMT[1],
+                        "for n in /sys/class/net/*; do "
+                        "[ \"$(basename \"$(readlink -f $n/device/driver)\")\""
+                        " = lan743x ] && basename $n; done"), check=False)
+        netif = (p.stdout.split() or [""])[0]
+        if not netif:
+            sys.exit("vm_board: error: the board has no lan743x interface")
+        kit = ["python3", str(LAB / "board" / "board.py"),
+               "--dut", f"root@{BOARD_MGMT[1]}",
+               "--peer", f"root@{PEER_MGMT[1]}", "--netif", netif,
+               "--peer-if", tap, "--arch", args.arch,
+               "--reps", str(args.reps), "--secs", str(args.secs),
+               "--cells", args.cells, "--changes", args.changes,
+               "--peer-min-mbit", str(args.peer_min_mbit),
+               "--out", str(out / "kit")]
+        for n in names:
+            kit += ["--ko", f"{n}={kos[n]}"]
+        if not args.selftests:
+            kit.append("--no-selftests")
+        for o in ("-i", str(key), "-oStrictHostKeyChecking=no",
+                  "-oUserKnownHostsFile=/dev/null", "-oLogLevel=ERROR"):
+            kit.append(f"--ssh-opt={o}")
+        (out / "kit-cmd.txt").write_text(" ".join(kit) + "\n")
+        progress(f"the kit: {' '.join(kit[:12])} ...")
+        with open(out / "kit.err", "w", encoding="utf-8") as err:
+            rc = subprocess.run(kit, stderr=err, check=False,
+                                cwd=ROOT).returncode
+        progress(f"the kit ended with {rc}; results in {out / 'kit'}")
+    finally:
+        if vm.poll() is None:
+            sh(ssh_argv(key, BOARD_MGMT[1], "touch /tmp/board-stop"),
+               check=False)
+            try:
+                vm.wait(timeout=300)
+            except subprocess.TimeoutExpired:
+                vm.kill()
+        sh(["bash", str(LAB / "vm" / "partner.sh"), "down", ns],
+           check=False)
+        sh(["ip", "link", "del", veth], check=False)
+        log.close()
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
