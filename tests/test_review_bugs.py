@@ -281,7 +281,13 @@ def switch_with_full_ring(vm):
     """One try: BURST frames wait in the ring (RX interrupt held), the RX
     ring size goes 1024 -> 1000 (or back), the hold ends. Returns (ok,
     info): ok when every frame written was delivered or counted in
-    rx_dropped."""
+    rx_dropped. The ring must hold BURST frames: one of 1024 or 1000
+    descriptors is set first if the current one is smaller (the test does
+    not rely on an earlier one having set it)."""
+    if vm.rx_ring_size() not in (1000, 1024):
+        rc, out = gsh(vm, "ethtool -G $D rx 1024")
+        assert rc == 0 and vm.rx_ring_size() == 1024, \
+            f"ethtool -G rx 1024 before the burst: rc {rc} {out.strip()}"
     size = 1000 if vm.rx_ring_size() == 1024 else 1024
     vm.dut.fault("rx-irq-hold", count=1, ms=120000)
     a = model(vm)
