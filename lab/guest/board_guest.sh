@@ -42,6 +42,9 @@ ssh-keygen -q -t ed25519 -N '' -f /tmp/board-ssh/host_ed25519 || exit 1
 { getent shadow 2>/dev/null | grep -v '^root:'; echo 'root:*:19000:0:99999:7:::'; } \
 	>/tmp/board-ssh/shadow
 chmod 600 /tmp/board-ssh/shadow
+# a root file system without one (the ARMv7 initramfs) gets an empty file
+# to mount over; it is the guest's own
+[ -e /etc/shadow ] || install -m 600 /dev/null /etc/shadow || exit 1
 unshare -m --propagation private sh -c \
 	'mount --bind /tmp/board-ssh/shadow /etc/shadow && exec "$@"' sshd \
 	/usr/sbin/sshd -f /dev/null -o ListenAddress="${addr%/*}" \

@@ -334,10 +334,14 @@ EOI
 
 	local Q=("$QEMU" -M virt,highmem=off -cpu cortex-a15 -smp "${VM_CPUS:-2}" -m "${VM_MEM:-1G}"
 		-display none -monitor none -no-reboot -nodefaults
-		-kernel "$KERNEL" -initrd "$tmp/initrd.cpio" "${NET[@]}")
-	# the device tree: QEMU's own, less the pcie node's dma-coherent
+		-kernel "$KERNEL" -initrd "$tmp/initrd.cpio")
+	# the device tree: QEMU's own, less the pcie node's dma-coherent. The
+	# dump runs without the network: a tap backend would create the host's
+	# tap devices (VM_PARTNER_TAP, VM_MGMT_TAP) for this short run, and a
+	# host that set one up would lose it when the dump exits
 	dtb=$tmp/virt.dtb
 	"${Q[@]}" -M virt,highmem=off,dumpdtb="$dtb" >/dev/null 2>&1 || true
+	Q+=("${NET[@]}")
 	[ -s "$dtb" ] || die "qemu could not dump the virt device tree"
 	node=$(dtc -I dtb -O dts "$dtb" 2>/dev/null | awk '/^\tpcie@[0-9a-f]+ \{/ && !n++ {print $1}')
 	[ -n "$node" ] || die "no pcie node in the virt device tree"
