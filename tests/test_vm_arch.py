@@ -35,7 +35,8 @@ def stand_in_qemu(tmp_path, console="LAN743X-ARM-EXIT=0"):
     qemu = tmp_path / "qemu-system-stand-in"
     qemu.write_text(f"""#!/bin/bash
 for a in "$@"; do
-    case "$a" in *dumpdtb=*) dtc -I dts -O dtb -o "${{a##*dumpdtb=}}" {dts}; exit 0 ;; esac
+    case "$a" in *dumpdtb=*) printf '%s\\n' "$@" > {tmp_path}/dump-args
+        dtc -I dts -O dtb -o "${{a##*dumpdtb=}}" {dts}; exit 0 ;; esac
 done
 printf '%s\\n' "$@" > {tmp_path}/args
 prev=""
@@ -109,6 +110,33 @@ def test_armv7_command_line_and_noncoherent_dt(tmp_path):
     assert initrd_file(tmp_path, "ko/series/lan743x.ko").read_bytes() == b"ko"
     assert initrd_file(tmp_path, "lab-cmd").read_text().split() == \
         ["lab/guest/e2e.sh"]
+
+
+def test_armv7_taps_only_in_the_guests_run(tmp_path):
+    """VM_PARTNER_TAP and VM_MGMT_TAP wire the DUT and the virtio-net NIC
+    to host taps in the guest's QEMU, and the device-tree dump (a QEMU run
+    of its own) has no network: a tap backend there would create the
+    host's taps and delete them when the dump exits, under a host that
+    had already configured them. Fails with the network in the dump."""
+    p = arm_run(tmp_path, "true", VM_PARTNER_TAP="l7tw1",
+                VM_MGMT_TAP="l7tm1")
+    assert p.returncode == 0, p.stderr[-2000:]
+    a = (tmp_path / "args").read_text().split("\n")
+    nets = [a[i + 1] for i, x in enumerate(a) if x == "-netdev"]
+    assert nets == ["tap,id=p0,ifname=l7tw1,script=no,downscript=no",
+                    "tap,id=p1,ifname=l7tm1,script=no,downscript=no"], nets
+    dump = (tmp_path / "dump-args").read_text().split("\n")
+    assert "-netdev" not in dump and "-device" not in dump, dump
+
+
+def test_mgmt_tap_refusals(tmp_path):
+    """A management tap that is not an interface name, or is the DUT's
+    wire too, is refused before QEMU starts."""
+    p = arm_run(tmp_path, "true", VM_MGMT_TAP="bad name")
+    assert p.returncode == 2 and "not an interface name" in p.stderr
+    p = arm_run(tmp_path, "true", VM_PARTNER_TAP="l7x", VM_MGMT_TAP="l7x")
+    assert p.returncode == 2 and "the same device" in p.stderr
+    assert not (tmp_path / "args").exists()
 
 
 def test_armv7_coherent_keeps_qemus_dt(tmp_path):
