@@ -15,10 +15,14 @@ check_pause only asks that the statistics exist.
   opcode 1, pause time 1) with mausezahn; rx_pause_frames moves by exactly
   their number, which the model counted too (rx_pause_frames).
 * test_tx_pause_frames: the rx-stall fault stops the RX DMA for 300 ms
-  while the peer's echo replies of 1400 bytes come in: the RX FIFO fills
-  past the driver's pause-on level and the model sends XOFF (and XON once
-  it drains). tx_pause_frames moves by exactly the model's count, which
-  is not 0.
+  from the first frame it writes while the peer's echo replies of 1400
+  bytes come in: ping sends its first 30 requests at once (preload), so
+  the replies (30 x 1442 bytes) pass the driver's pause-on level (42 x
+  512 bytes) however slowly the host runs the guest, and the model sends
+  XOFF (and XON once the FIFO drains). Paced pings alone fill it only
+  when the guest keeps their 5 ms interval: on a loaded host 9 were in
+  flight, below that level. tx_pause_frames moves by exactly the model's
+  count, which is not 0.
 
 Neighbours are static and IPv6 is off on both ends. For a run with a
 kernel built outside the lab, LAN743X_PAUSE_STATS_OBJ=<kernel build dir
@@ -32,6 +36,9 @@ from conftest import guest_module, net_vm, qemu_build, vm_inputs
 
 STACK = "net-next-2"
 PAUSES = 300            # PAUSE frames the peer sends
+# echo requests ping sends at once: their replies fill the RX FIFO past
+# pause-on (0x2A x 512 bytes) during the stall, at any host speed
+PRELOAD = 30
 # a PAUSE frame after the addresses: type 0x8808, opcode 1, pause time 1
 PAUSE = "88:08:00:01:00:01"
 
@@ -90,12 +97,13 @@ def test_tx_pause_frames(vm):
     m = vm.dut.counters()["tx_pause_frames"]
     vm.dut.fault("rx-stall", count=1, ms=300)
     try:
-        _rc, out = vm.sh("ping -q -c 60 -i 0.005 -s 1400 -W 2 10.9.9.2",
-                         timeout=120)
+        _rc, out = vm.sh(f"ping -q -c 60 -l {PRELOAD} -i 0.005 -s 1400 "
+                         "-W 2 10.9.9.2", timeout=120)
     finally:
         vm.dut.clear()
     n = vm.dut.counters()["tx_pause_frames"] - m
     b = pause_stats(vm)
     check_moved("tx_pause_frames", a, b, n,
-                f"rx-stall 300 ms under 60 pings of 1400 bytes "
+                f"rx-stall 300 ms under 60 pings of 1400 bytes, "
+                f"{PRELOAD} at once "
                 f"({out.strip()}): the model sent {n} pause frames")
