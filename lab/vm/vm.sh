@@ -201,24 +201,24 @@ boot_x86_64() {
 	APPEND="$APPEND no_timer_check${APPEND_IOMMU:+ $APPEND_IOMMU}${VM_APPEND:+ $VM_APPEND}"
 	APPEND=${APPEND# }
 	set +e
-	# vng --verbose sends the kernel console to stderr: its lines (the kernel's
-	# "[ secs.usecs] " prefix) go to $CONSOLE_LOG, and to stderr only with
-	# VM_VERBOSE; everything else (the guest command's stderr) passes through
+	# vng --verbose sends the kernel console to stderr: its lines go to
+	# $CONSOLE_LOG, and to stderr only with VM_VERBOSE; everything else (the
+	# guest command's stderr) passes through (klog_filter.awk)
+	QEMU_STATUS=$(mktemp /tmp/lan743x-lab-qemu-status.XXXXXX)
+	LAB_QEMU="$QEMU" LAB_QEMU_STATUS="$QEMU_STATUS" \
 	timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" \
-		vng -r "$KERNEL" --qemu "$QEMU" --disable-kvm --disable-microvm \
+		vng -r "$KERNEL" --qemu "$LAB/vm/qemu-status.sh" --disable-kvm --disable-microvm \
 		--cpus "${VM_CPUS:-2}" --memory "${VM_MEM:-2G}" \
 		${APPEND:+--append "$APPEND"} --verbose \
 		${VM_RWDIR:+--rwdir "$VM_RWDIR"} \
 		--qemu-opts="$QOPTS" -e "$GCMD" \
-		2> >(awk -v klog="$CONSOLE_LOG" -v verbose="${VM_VERBOSE:-}" '
-		/^\[ *[0-9]+\.[0-9]+\] / || /^(early console|input_data|input_len|output|output_len|kernel_total_size|needed_size|trampoline_32bit|Decompressing|Booting the kernel)/ {
-			print >> klog; fflush(klog)
-			if (verbose == "") next
-		}
-		{ print > "/dev/stderr"; fflush("/dev/stderr") }')
+		2> >(awk -v klog="$CONSOLE_LOG" -v verbose="${VM_VERBOSE:-}" \
+			-f "$LAB/vm/klog_filter.awk")
 	rc=$?
 	set -e
 	wait  # the console filter has written everything
+	qemu_rc=$(cat "$QEMU_STATUS" 2>/dev/null || true)
+	rm -f "$QEMU_STATUS"
 	[ -z "$CMDFILE" ] || rm -f "$CMDFILE"
 }
 
@@ -410,10 +410,25 @@ crashed() {
 	rc=86
 }
 
+# x86_64: vng's 255 without a panic on the console: the guest ended before
+# its command did (QEMU killed, an assertion in the model, a reset): say how
+# QEMU ended and what the console said last
+no_status() {
+	local how="QEMU exit status ${qemu_rc:-unknown}"
+	[ "$rc" = 255 ] || return 0
+	if [ -n "$qemu_rc" ] && [ "$qemu_rc" -gt 128 ]; then
+		how="$how (signal $((qemu_rc - 128)))"
+	fi
+	echo "vm.sh: the guest command left no exit status and the console shows" \
+		"no panic; $how; the console's last lines:" >&2
+	tail -n 20 "$CONSOLE_LOG" | sed 's/^/vm.sh: | /' >&2
+	KEEP_CONSOLE=1
+}
+
 # Whole body in functions so bash parses it before running: the script can
 # be edited while a (long) VM run is in progress.
 main() {
-local LAB ROOT a rc=0 KEEP_CONSOLE=0 KOS=() FILES=() DIRS=() NET=() ENVS=() v
+local LAB ROOT a rc=0 qemu_rc= KEEP_CONSOLE=0 KOS=() FILES=() DIRS=() NET=() ENVS=() v
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROOT=$(cd "$LAB/.." && pwd)
 
@@ -491,7 +506,7 @@ rm -f "$DUT_REPORT"
 if [ "$drc" = 1 ] && [ "$rc" = 0 ]; then
 	rc=87
 fi
-[ "$arch" = armv7 ] || crashed || true
+[ "$arch" = armv7 ] || crashed || no_status
 echo "vm.sh: guest exit status $rc" >&2
 [ -n "${VM_CONSOLE_LOG:-}" ] || [ "$KEEP_CONSOLE" = 1 ] || rm -f "$CONSOLE_LOG"
 return "$rc"
