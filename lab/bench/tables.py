@@ -40,7 +40,7 @@ from patchids import patch_ids
 # The runs the README's tables come from (measurements/<run>/summary.json).
 X86 = "bench-grow-20261202"         # make bench swiotlb=off, v4 with the grow
 X86_SYNC = "bench-v3-20261128"      # swiotlb=force cells (sync counts), v3
-ARM = "arm-bench-v3-20261128"       # make arm-bench REPS=5, v3
+ARM = "arm-bench-hist-20261203"     # make arm-bench REPS=5, hist triggers
 PINNED = X86                        # pages held after RX
 ATUP = "bench-v4-atup-20261201"     # the same, each MTU set with DUT down
 SLAB = "bench-slab-20261202"        # as ATUP, the emptied slabs counted too
@@ -86,6 +86,8 @@ RESULT_ROWS = [
     ("order > 0 page allocations by lan743x/frame", "x86_64", X86,
      "swiotlb=off", "tcp-rx-{mtu}", "driver order>0 allocs/pkt",
      (1500, 9000)),
+    ("order > 0 page allocations by lan743x/frame", "ARMv7", ARM, ARM_TAG,
+     "tcp-rx-{mtu}", "driver order>0 allocs/pkt", (1500, 9000)),
     ("order > 0 page allocations, whole guest/frame", "ARMv7", ARM,
      ARM_TAG, "tcp-rx-{mtu}", "order>0 allocs/pkt (all)", (1500, 9000)),
     ("new page_pool pages/frame", "x86_64", X86, "swiotlb=off",
@@ -123,6 +125,17 @@ RESULT_ROWS = [
     ("pages held per RX queue after the run", "x86_64", PINNED,
      "swiotlb=off", "tcp-rx-{mtu}",
      "pages held per RX queue after the run (freed at down)", (1500, 9000)),
+    ("pages held per RX queue after the run", "ARMv7", ARM, ARM_TAG,
+     "tcp-rx-{mtu}",
+     "pages held per RX queue after the run (freed at down)", (1500, 9000)),
+    ("pages held per RX queue after the run, slabs the down emptied included",
+     "x86_64", PINNED, "swiotlb=off", "tcp-rx-{mtu}",
+     ("pages held per RX queue after the run (freed at down, emptied "
+      "slabs included)"), (1500, 9000)),
+    ("pages held per RX queue after the run, slabs the down emptied included",
+     "ARMv7", ARM, ARM_TAG, "tcp-rx-{mtu}",
+     ("pages held per RX queue after the run (freed at down, emptied "
+      "slabs included)"), (1500, 9000)),
     ("KiB of page_pool pages taken at `ip link set up`", "x86_64", X86,
      "swiotlb=off", "mem-up", "KiB of pages into lan743x page_pools at up",
      (1500,)),
