@@ -41,7 +41,7 @@ def lab_module(path):
 # The ARMv7 guest (tests/test_vm_arm.py) takes about 2 hours cold, more
 # than CI's budget: collected only when asked for, never a skip.
 collect_ignore = [] if os.environ.get("LAN743X_ARM") == "1" else \
-    ["test_vm_arm.py"]
+    ["test_vm_arm.py", "test_board_vm_arm.py"]
 
 # The stacks whose kernels and modules the VM tests run, each on its own
 # base (lab.conf): net-next on 7.3 (what is submitted), 6.12-2 (the whole

@@ -2,7 +2,7 @@
 """The board kit run as a board owner runs it, against a lab guest.
 
 The guest (ARMv7 by default: QEMU virt, Cortex-A15, non-coherent PCIe as
-on i.MX6, the armv7-virt kernel; or the x86_64 bench kernel) is the board:
+on i.MX6, the armv7-virt kernel; or an x86_64 kernel: --variant) is the board:
 the emulated LAN7430 is its NETIF, and it is reached only over ssh, on a
 management port (its virtio-net NIC, wired to a host tap: vm.sh's
 VM_MGMT_TAP) where lab/guest/board_guest.sh starts an sshd. The link
@@ -18,7 +18,7 @@ with the modules the lab builds for the guest's kernel (--ko):
     python3 lab/board/vm_board.py [--arch armv7] [--modules upstream,series]
         [--reps 5] [--secs 3] [--cells tcp-rx-1500,tcp-rx-9000,mem-up]
         [--changes mtu-1500to9000] [--peer-min-mbit 900] [--selftests]
-        [--out DIR]
+        [--variant VARIANT] [--out DIR]
 
 Results: DIR/kit (the kit's results: table.md, summary.json, meta.json,
 records.jsonl), DIR/vm.log (the guest's console), DIR/kit.err (the kit's
@@ -101,6 +101,10 @@ def main(argv=None):
     ap.add_argument("--cells", default="tcp-rx-1500,tcp-rx-9000,mem-up")
     ap.add_argument("--changes", default="mtu-1500to9000")
     ap.add_argument("--peer-min-mbit", type=int, default=900)
+    ap.add_argument("--variant", default=None,
+                    help="the guest kernel's lab variant (default: "
+                    "armv7-virt on armv7, bench on x86_64; guest: the x86_64 "
+                    "kernel make test builds, without hist triggers)")
     ap.add_argument("--selftests", action="store_true",
                     help="run the kit's selftests too (needs a kernel "
                     "tree for the kselftest install)")
@@ -114,7 +118,7 @@ def main(argv=None):
                time.strftime("vm-board-%Y%m%d-%H%M%S")).resolve()
     out.mkdir(parents=True, exist_ok=True)
     names = [m for m in args.modules.split(",") if m]
-    variant = VARIANT[args.arch]
+    variant = args.variant or VARIANT[args.arch]
 
     progress(f"kernel {variant}, modules {','.join(names)}, QEMU")
     obj = Path(out_of(["bash", str(LAB / "kernel" / "kbuild.sh"), "kernel",

@@ -31,9 +31,17 @@ if [ -n "${LAN743X_MODDIR:-}" ] && [ -d "$LAN743X_MODDIR/lib/modules" ]; then
 	DFLAG=()
 fi
 load "" || log "note: the kernel's own lan743x did not load"
+# the x86_64 guest's /tmp is an overlay on the host's (virtme-ng): the kit's
+# rm -rf of a directory the host also has there fails (EIO), and what the
+# kit leaves would land on the host; the board gets a /tmp of its own,
+# after the key is read (it may be under the host's /tmp)
+keytext=$(cat "$key") || exit 1
+if [ "$(stat -f -c %T /tmp)" = overlayfs ]; then
+	mount -t tmpfs -o mode=1777 tmpfs /tmp || exit 1
+fi
 mkdir -p /run/sshd /tmp/board-ssh
 chmod 700 /tmp/board-ssh
-cp "$key" /tmp/board-ssh/authorized_keys
+printf '%s\n' "$keytext" >/tmp/board-ssh/authorized_keys
 ssh-keygen -q -t ed25519 -N '' -f /tmp/board-ssh/host_ed25519 || exit 1
 # sshd without PAM refuses a root whose password field reads locked (the
 # guest's shadow file, or what the x86_64 guest sees of the host's): it

@@ -1,0 +1,76 @@
+"""The board kit (lab/board/board.py, `make board`) run as a board owner
+runs it, against a lab guest as the board (lab/board/vm_board.py): reached
+only over ssh on a management port, the link partner outside the guest (a
+network namespace of the host, whose UDP sender must reach 900 Mbit/s or
+the kit refuses it), both modules loaded in turn, a TCP receive cell and
+the live MTU change measured from the partner, the board's module, MTU
+and addresses put back at the end. Short (1 repetition of 2 s): the
+path, not figures. Needs root (taps, a network namespace, sshd).
+
+* test_kit_on_the_x86_guest (make test): the x86_64 guest kernel the
+  suite builds, which has no hist triggers: the kit must give the rows it
+  can and list the tracing rows as ones this kernel cannot give, with the
+  reason, not fail.
+* tests/test_board_vm_arm.py: the same on the ARMv7 guest, with its
+  tracing rows (collected with LAN743X_ARM=1 only).
+"""
+import json
+import re
+import subprocess
+
+from conftest import ROOT, vm_inputs
+
+#: rows from the board's tracing (hist triggers, kprobes), by the kit's names
+TRACED = ("dma map calls/pkt", "sync-dev calls/pkt", "NAPI polls/pkt",
+          "arch_sync_dma_for_device calls/pkt",
+          "arch_sync_dma_for_cpu calls/pkt",
+          "pages held per RX queue after the run (freed at down)")
+#: the kit's names for what a kernel without hist triggers and kprobes
+#: cannot give (meta.json "unavailable")
+NO_HIST = "NAPI, DMA, page allocation and page_pool event rows"
+NO_CACHE = "arch_sync_dma_for_* calls/pkt (cache maintenance)"
+
+
+def row(table, cell, metric):
+    """The (upstream, series) cells of TABLE's row CELL | METRIC, or None."""
+    m = re.search(rf"^\| {re.escape(cell)} \| {re.escape(metric)} \| "
+                  r"([^|]+) \| ([^|]+) \|", table, re.MULTILINE)
+    return (m.group(1).strip(), m.group(2).strip()) if m else None
+
+
+def run_kit(tmp_path, *args):
+    """vm_board.py ARGS, short; (table.md, meta.json) after checking the
+    run ended well: both modules measured, the partner at line rate, the
+    board put back."""
+    out = tmp_path / "vmb"
+    p = subprocess.run(["python3", "lab/board/vm_board.py", *args,
+                        "--reps", "1", "--secs", "2", "--cells",
+                        "tcp-rx-1500", "--changes", "mtu-1500to9000",
+                        "--out", str(out)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=3600, check=False)
+    log = p.stdout + p.stderr
+    if (out / "kit.err").exists():
+        log += (out / "kit.err").read_text(encoding="utf-8", errors="replace")
+    assert p.returncode == 0, log[-4000:]
+    table = (out / "kit" / "table.md").read_text(encoding="utf-8")
+    meta = json.loads((out / "kit" / "meta.json").read_text(encoding="utf-8"))
+    assert meta["restore_failed"] == [], meta
+    assert meta["partner"]["udp_sent_mbit"] >= 900, meta["partner"]
+    for cell, metric in (("tcp-rx-1500", "Mbit/s"),
+                         ("mtu-1500to9000", "lost packets")):
+        r = row(table, cell, metric)
+        assert r and "n/a" not in r, f"{cell} | {metric}: {r}\n{table}"
+    return table, meta
+
+
+def test_kit_on_the_x86_guest(tmp_path):
+    """The kit end to end on the suite's x86_64 guest kernel: the rows it
+    can give, the tracing rows listed as unavailable with their reason."""
+    vm_inputs()
+    table, meta = run_kit(tmp_path, "--arch", "x86_64", "--variant", "guest")
+    miss = meta.get("unavailable", {})
+    assert "CONFIG_HIST_TRIGGERS" in miss.get(NO_HIST, ""), miss
+    assert NO_CACHE in miss, miss
+    for metric in TRACED:
+        r = row(table, "tcp-rx-1500", metric)
+        assert r is None or "n/a" in r, f"{metric}: {r}\n{table}"
