@@ -201,6 +201,11 @@ def main(argv=None):
                "--out", str(out / "kit")]
         for n in names:
             kit += ["--ko", f"{n}={kos[n]}"]
+        # the kernel's source, as a board owner passes SRC=: the kit copies
+        # ynl and the netdev spec from it (qstats and page_pool rows)
+        src = (obj / "source").resolve()
+        if (src / "tools/net/ynl/pyynl/cli.py").exists():
+            kit += ["--src", str(src)]
         if not args.selftests:
             kit.append("--no-selftests")
         for o in ("-i", str(key), "-oStrictHostKeyChecking=no",
