@@ -40,7 +40,7 @@ from patchids import patch_ids
 # The runs the README's tables come from (measurements/<run>/summary.json).
 X86 = "bench-grow-20261202"         # make bench swiotlb=off, v4 with the grow
 X86_SYNC = "bench-v3-20261128"      # swiotlb=force cells (sync counts), v3
-ARM = "arm-bench-hist-20261203"     # make arm-bench REPS=5, hist triggers
+ARM = "arm-bench-unbound-20261203"   # bench.py --arch armv7, hist triggers
 PINNED = X86                        # pages held after RX
 ATUP = "bench-v4-atup-20261201"     # the same, each MTU set with DUT down
 SLAB = "bench-slab-20261202"        # as ATUP, the emptied slabs counted too
