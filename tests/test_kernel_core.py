@@ -1,14 +1,35 @@
 """The kernels a stack needs (lab/kernel/kbuild.sh): the base plus the
 stack's changes outside the driver, its documentation, MAINTAINERS and the
-selftests, with the kernel's build directory keyed by those changes."""
+selftests, with the kernel's build directory keyed by those changes. No
+stack has such a change now; a fixture patch shows the mechanism."""
 import os
 import shutil
 
 from conftest import run
 
 KBUILD = ["bash", "lab/kernel/kbuild.sh"]
-CORE = "0009-net-page_pool-allow-enabling-recycling-late-fix-fals.patch"
-DRIVER = "0010-net-lan743x-use-page_pool-for-RX-buffers.patch"
+DRIVER = "0009-net-lan743x-use-page_pool-for-RX-buffers.patch"
+# A core change for the fixtures: a line of net/core/page_pool.c changed
+# (the patch text only has to hold a diff outside the driver; kbuild.sh
+# applies it only when it builds a kernel, which these tests do not)
+CORE = "0099-net-page_pool-fixture.patch"
+CORE_TEXT = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: Fixture <fixture@example.org>
+Subject: [PATCH] net: page_pool: fixture
+
+---
+ net/core/page_pool.c | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/net/core/page_pool.c b/net/core/page_pool.c
+--- a/net/core/page_pool.c
++++ b/net/core/page_pool.c
+@@ -1,1 +1,1 @@
+-// SPDX-License-Identifier: GPL-2.0
++// SPDX-License-Identifier: GPL-2.0-only
+--
+2.39.5
+"""
 
 
 def kbuild(stack, *args, patches=None):
@@ -24,20 +45,25 @@ def kbuild(stack, *args, patches=None):
 
 
 def test_core_parts_of_the_stacks():
-    """The 7.3 stacks change only the driver, its documentation,
-    MAINTAINERS and the selftests: their kernels are the base alone. The
-    6.12 kernels carry the backported page_pool helper, the one patch of
-    the 6.12 backport outside those (in its first stack, 6.12, so the
-    second, 6.12-2, carries it through its parent); armv7-imx builds no
-    kernel."""
-    for stack in ("net", "net-next-1", "net-next-2"):
+    """Every stack changes only the driver, its documentation, MAINTAINERS
+    and the selftests: its kernels are the base alone, on 7.3 and on 6.12
+    (whose backport carries no core change since its page_pools are not
+    bound to NAPI)."""
+    for stack in ("net", "net-next-1", "net-next-2", "net-next-3"):
         assert not kbuild(stack, "core", "guest"), stack
-    for stack in ("6.12", "6.12-2"):
-        for variant in ("guest", "bench", "debug", "armv7-virt"):
-            assert [os.path.basename(p) for p in
-                    kbuild(stack, "core", variant)] == [CORE], (stack,
-                                                                variant)
-        assert not kbuild(stack, "core", "armv7-imx"), stack
+    for stack in ("6.12", "6.12-2", "6.12-3"):
+        for variant in ("guest", "bench", "debug", "armv7-virt",
+                        "armv7-imx"):
+            assert not kbuild(stack, "core", variant), (stack, variant)
+
+
+def with_core(tmp_path):
+    """A copy of patches/6.12 in tmp_path/core with the fixture's core
+    patch after its own."""
+    d = tmp_path / "core"
+    shutil.copytree("patches/6.12", d)
+    (d / CORE).write_text(CORE_TEXT, encoding="utf-8")
+    return d
 
 
 def edited(tmp_path, name, patch, old, new):
@@ -52,15 +78,26 @@ def edited(tmp_path, name, patch, old, new):
     return d
 
 
+def test_a_core_patch_is_part_of_the_kernels(tmp_path):
+    """A patch of the stack with a diff outside the driver is listed as a
+    core part of every variant that builds a kernel, not of the
+    module-only armv7-imx."""
+    core = with_core(tmp_path)
+    for variant in ("guest", "bench", "debug", "armv7-virt"):
+        assert [os.path.basename(p) for p in
+                kbuild("6.12", "core", variant, patches=core)] == [CORE], \
+            variant
+    assert not kbuild("6.12", "core", "armv7-imx", patches=core)
+
+
 def test_kernel_key_follows_the_core_parts(tmp_path):
-    """A change to a core part gives the 6.12 kernels a new build
-    directory (a new kernel is built); a change to a driver patch does
-    not, nor does either change the module-only armv7-imx directory."""
-    core = edited(tmp_path, "core", CORE, "\tWARN_ON(!napi || pool->p.napi);",
-                  "\tWARN_ON_ONCE(!napi || pool->p.napi);")
+    """A core part gives the kernels a new build directory (a new kernel
+    is built); a change to a driver patch does not, nor does either
+    change the module-only armv7-imx directory."""
+    core = with_core(tmp_path)
     driver = edited(tmp_path, "driver", DRIVER,
-                    "\t\tpage_pool_put_full_page(rx->page_pool, ",
-                    "\t\tpage_pool_put_page(rx->page_pool, ")
+                    "\t\tbuffer_info->page = NULL;",
+                    "\t\tbuffer_info->page = NULL; /* fixture */")
     for variant in ("guest", "armv7-virt"):
         now = kbuild("6.12", "objdir", variant)
         assert kbuild("6.12", "objdir", variant, patches=core) != now, variant

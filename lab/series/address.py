@@ -8,8 +8,8 @@ subject and blurb come from COVER (first line: subject, then a blank line,
 then the text). Each patch gets To: and Cc: as the tree's
 scripts/get_maintainer.pl gives them for it (no git history: Debian's
 source has none): To: the maintainers of what it touches, Cc: reviewers,
-mailing lists and the rest, and the page_pool maintainers when the patch
-uses page_pool. EXPORTER (``Name <email>``) and the patch's own author and
+mailing lists and the rest, and the page_pool maintainers (M: of PAGE
+POOL, whatever its S: status) when the patch uses page_pool. EXPORTER (``Name <email>``) and the patch's own author and
 signers are left out. The cover letter goes to all its patches' recipients.
 """
 
@@ -67,8 +67,11 @@ def recipients(tree, patch, skip):
     to, cc = [], []
     entries = get_maintainer(tree, [str(patch)])
     if uses_page_pool(patch.read_text(encoding="utf-8")):
+        # the PAGE POOL section's M: entries, which get_maintainer.pl
+        # calls supporters where the section is S: Supported (6.12)
         entries += [(a, r) for a, r in get_maintainer(
-            tree, ["-f", "net/core/page_pool.c"]) if "maintainer" in r]
+            tree, ["-f", "net/core/page_pool.c"])
+            if r.startswith(("maintainer:", "supporter:"))]
     seen = set(skip)
     for addr, roles in entries:
         key = email_of(addr)
