@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "lab/series"))
-from address import uses_page_pool  # noqa: E402
+from address import uses_page_pool
 
 PAGE_POOL = ("Jesper Dangaard Brouer <hawk@kernel.org>",
              "Ilias Apalodimas <ilias.apalodimas@linaro.org>")

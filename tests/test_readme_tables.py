@@ -1,6 +1,7 @@
-"""README.md's results tables are generated from measurements/ by
-lab/bench/tables.py and cannot drift; every run is in the measurements
-index once; every run the README and docs/ name exists."""
+"""README.md's results tables and docs/design.md's layout table are
+generated from measurements/ by lab/bench/tables.py and cannot drift;
+every run is in the measurements index once; every run the README and
+docs/ name exists."""
 import re
 import subprocess
 import sys
@@ -47,6 +48,27 @@ def test_hand_edited_figure_fails_check(tmp_path):
     assert run_tables("--readme", str(copy)).returncode == 0
     assert copy.read_text() == readme
 
+
+
+def test_design_layout_table_is_generated(tmp_path):
+    """docs/design.md's layout comparison is a generated block too: a
+    figure edited by hand in it makes --check fail, and a design.md
+    without the block fails as well."""
+    design = (ROOT / "docs" / "design.md").read_text()
+    block = re.search(r"<!-- tables:layouts begin -->\n(.*?)"
+                      r"<!-- tables:layouts end -->", design, re.DOTALL)
+    assert block, "docs/design.md has no tables:layouts block"
+    row = next(l for l in block.group(1).splitlines()
+               if l.startswith("| unbound") and re.search(r"\| [1-9]", l))
+    edited = re.sub(r"\| ([1-9])",
+                    lambda m: f"| {int(m.group(1)) % 9 + 1}", row, count=1)
+    copy = tmp_path / "design.md"
+    copy.write_text(design.replace(row, edited))
+    r = run_tables("--check", "--design", str(copy))
+    assert r.returncode == 1 and "stale" in r.stderr, r.stdout + r.stderr
+    copy.write_text(design.replace(block.group(0), ""))
+    r = run_tables("--check", "--design", str(copy))
+    assert r.returncode == 1 and "lacks the block(s) layouts" in r.stderr
 
 def runs():
     """Every run directory, archived ones as archive/NAME."""

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write the README's results tables from the runs in measurements/.
 
-The README quotes the bench's figures in blocks between markers:
+The README (and docs/design.md, its layout comparison) quote the bench's
+figures in blocks between markers:
 
     <!-- tables:NAME begin -->
     ...generated...
@@ -38,9 +39,9 @@ sys.path.insert(0, str(ROOT / "lab" / "series"))
 from patchids import patch_ids
 
 # The runs the README's tables come from (measurements/<run>/summary.json).
-X86 = "bench-grow-20261202"         # make bench swiotlb=off, v4 with the grow
+X86 = "bench-final-20261203"        # make bench swiotlb=off, the patches as they are
 X86_SYNC = "bench-v3-20261128"      # swiotlb=force cells (sync counts), v3
-ARM = "arm-bench-unbound-20261203"   # bench.py --arch armv7, hist triggers
+ARM = "arm-bench-final-20261203"     # bench.py --arch armv7, hist triggers
 PINNED = X86                        # pages held after RX
 ATUP = "bench-v4-atup-20261201"     # the same, each MTU set with DUT down
 SLAB = "bench-slab-20261202"        # as ATUP, the emptied slabs counted too
@@ -297,7 +298,66 @@ def sample_block():
     return "\n".join(out) + "\n"
 
 
-BLOCKS = {"results": results_block, "bench-sample": sample_block}
+# docs/design.md's "RX memory: the layouts compared": one row per
+# (layout, run, module), each run with upstream in it, on the ARMv7 guest
+LAYOUT_METRICS = [
+    ("pages held per RX queue (slabs incl.)",
+     ("pages held per RX queue after the run (freed at down, emptied "
+      "slabs included)")),
+    ("order > 0 allocs by the driver/frame", "driver order>0 allocs/pkt"),
+    ("cache cleans/frame", "arch_sync_dma_for_device calls/pkt"),
+    ("cache invalidates/frame", "arch_sync_dma_for_cpu calls/pkt"),
+    ("bytes synced for the device/frame", "sync-dev bytes/pkt"),
+    ("frames finding no descriptor/frame",
+     "emu RX frames finding no descriptor/pkt"),
+]
+LAYOUT_ROWS = [
+    ("upstream", ARM, "upstream"),
+    ("unbound, recycle ring <= 64, driver syncs (series)", ARM, "series"),
+    ("upstream", "arm-bench-unbound-20261203", "upstream"),
+    ("bound, recycle ring of one ring (v4 before)",
+     "arm-bench-unbound-20261203", "at-48ea138"),
+    ("unbound, recycle ring <= 64, driver syncs, copybreak direct",
+     "arm-bench-unbound-20261203", "series"),
+    ("upstream", "arm-bench-layout2-20261203", "upstream"),
+    ("C16: unbound, ring 16, driver syncs", "arm-bench-layout2-20261203",
+     "at-9439118"),
+    ("C64: unbound, ring 64, driver syncs, direct puts",
+     "arm-bench-layout2-20261203", "at-509a1d4"),
+    ("upstream", "arm-bench-layout-20261203", "upstream"),
+    ("A: whole-page pools unbound, ring 16, pool syncs",
+     "arm-bench-layout-20261203", "at-534fcb1"),
+    ("B: all unbound, ring 16, pool syncs", "arm-bench-layout-20261203",
+     "at-1a48a01"),
+]
+
+
+def layouts_block():
+    """The layout comparison of docs/design.md, one table per MTU."""
+    out = []
+    for mtu in (1500, 9000):
+        out += [f"MTU {mtu}:", "",
+                "| layout (run) | " + " | ".join(m[0] for m in LAYOUT_METRICS)
+                + " |",
+                "|---|" + "---|" * len(LAYOUT_METRICS)]
+        for name, run, module in LAYOUT_ROWS:
+            cols = []
+            for _, metric in LAYOUT_METRICS:
+                st = lookup(run, ARM_TAG, f"tcp-rx-{mtu}", module, metric)
+                if st is None:
+                    sys.exit(f"tables: {run} has no {module}/tcp-rx-{mtu}/"
+                             f"{metric}")
+                cols.append(stat(st))
+            out.append(f"| {name} (`{run}`) | " + " | ".join(cols) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+BLOCKS = {"results": results_block, "bench-sample": sample_block,
+          "layouts": layouts_block}
+DESIGN = ROOT / "docs" / "design.md"
+# the blocks each file must hold
+FILE_BLOCKS = {"readme": ("results", "bench-sample"), "design": ("layouts",)}
 
 
 def rewrite(text):
@@ -315,10 +375,40 @@ def rewrite(text):
     return BLOCK.sub(sub, text), found
 
 
+def process(path, want, check):
+    """Rewrite or check the blocks of PATH, which must hold the blocks
+    WANT: 0, or 1 when a block is missing or (check) stale."""
+    old = path.read_text()
+    new, found = rewrite(old)
+    missing = sorted(set(want) - set(found))
+    if missing:
+        print(f"tables: {path} lacks the block(s) {', '.join(missing)}",
+              file=sys.stderr)
+        return 1
+    if check:
+        if new != old:
+            sys.stdout.writelines(difflib.unified_diff(
+                old.splitlines(True), new.splitlines(True),
+                str(path), "generated from measurements/"))
+            print(f"tables: {path} is stale: run "
+                  "python3 lab/bench/tables.py", file=sys.stderr)
+            return 1
+        print(f"tables: {path} matches measurements/")
+        return 0
+    if new != old:
+        path.write_text(new)
+        print(f"tables: rewrote {', '.join(found)} in {path}")
+    else:
+        print(f"tables: {path} already up to date")
+    return 0
+
+
 def main(argv=None):
-    """Rewrite, check or print the README's generated blocks."""
+    """Rewrite, check or print the generated blocks of README.md and
+    docs/design.md."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     ap.add_argument("--readme", type=Path, default=README)
+    ap.add_argument("--design", type=Path, default=DESIGN)
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if the blocks differ from the runs")
     ap.add_argument("--print", action="store_true", dest="show",
@@ -328,29 +418,11 @@ def main(argv=None):
         for name, fn in BLOCKS.items():
             print(f"<!-- tables:{name} -->\n{fn()}")
         return 0
-    old = a.readme.read_text()
-    new, found = rewrite(old)
-    missing = sorted(set(BLOCKS) - set(found))
-    if missing:
-        print(f"tables: {a.readme} lacks the block(s) {', '.join(missing)}",
-              file=sys.stderr)
-        return 1
-    if a.check:
-        if new != old:
-            sys.stdout.writelines(difflib.unified_diff(
-                old.splitlines(True), new.splitlines(True),
-                str(a.readme), "generated from measurements/"))
-            print(f"tables: {a.readme} is stale: run "
-                  "python3 lab/bench/tables.py", file=sys.stderr)
-            return 1
-        print(f"tables: {a.readme} matches measurements/")
-        return 0
-    if new != old:
-        a.readme.write_text(new)
-        print(f"tables: rewrote {', '.join(found)} in {a.readme}")
-    else:
-        print(f"tables: {a.readme} already up to date")
-    return 0
+    rc = 0
+    for path, want in ((a.readme, FILE_BLOCKS["readme"]),
+                       (a.design, FILE_BLOCKS["design"])):
+        rc |= process(path, want, a.check)
+    return rc
 
 
 if __name__ == "__main__":

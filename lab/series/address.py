@@ -9,8 +9,9 @@ then the text). Each patch gets To: and Cc: as the tree's
 scripts/get_maintainer.pl gives them for it (no git history: Debian's
 source has none): To: the maintainers of what it touches, Cc: reviewers,
 mailing lists and the rest, and the page_pool maintainers (M: of PAGE
-POOL, whatever its S: status) when the patch uses page_pool. EXPORTER (``Name <email>``) and the patch's own author and
-signers are left out. The cover letter goes to all its patches' recipients.
+POOL, whatever its S: status) when the patch uses page_pool. EXPORTER
+(``Name <email>``) and the patch's own author and signers are left out.
+The cover letter goes to all its patches' recipients.
 """
 
 import re
