@@ -1,6 +1,6 @@
 """The stored patches' recipients: a patch whose driver changes call
-page_pool goes to the page_pool maintainers as well (lab/series/address.py),
-on both bases. 6.12's MAINTAINERS marks the PAGE POOL section
+page_pool or lib/dim goes to that library's maintainers as well
+(lab/series/address.py), on both bases. 6.12's MAINTAINERS marks the PAGE POOL section
 "S: Supported", so its get_maintainer.pl calls them supporters, not
 maintainers; 7.3's calls them maintainers."""
 import sys
@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "lab/series"))
-from address import uses_page_pool
+from address import LIBRARIES, uses, uses_page_pool
 
 PAGE_POOL = ("Jesper Dangaard Brouer <hawk@kernel.org>",
              "Ilias Apalodimas <ilias.apalodimas@linaro.org>")
@@ -49,3 +49,31 @@ def test_uses_page_pool_reads_the_driver_diff_only():
            "+\tpage_pool_put_full_page(pool, page, false);\n")
     assert not uses_page_pool(msg + core)
     assert uses_page_pool(msg + drv)
+
+
+DIM = "Tal Gilboa <talgi@nvidia.com>"
+
+
+def test_dim_patches_reach_its_maintainer():
+    """Every patch whose driver changes call net_dim() or another dim_*()
+    function names lib/dim's maintainer, and such patches exist (the
+    adaptive moderation of net-next-3)."""
+    dim = LIBRARIES[1][0]
+    users = [p for p in sorted(ROOT.glob("patches/*/0*.patch"))
+             if not p.name.startswith("0000-")
+             and uses(p.read_text(encoding="utf-8"), dim)]
+    assert users
+    missing = [p.name for p in users
+               if DIM not in header(p.read_text(encoding="utf-8"))]
+    assert not missing, missing
+
+
+def test_dim_pattern():
+    """A call of net_dim() or of a dim_*() helper is a use; the driver's
+    own lan743x_rx_dim_reset() is not."""
+    dim = LIBRARIES[1][0]
+    drv = ("diff --git a/drivers/net/ethernet/microchip/lan743x_main.c "
+           "b/drivers/net/ethernet/microchip/lan743x_main.c\n")
+    assert uses(drv + "+\tnet_dim(&rx->dim, &sample);\n", dim)
+    assert uses(drv + "+\tdim_park_on_top(&rx->dim);\n", dim)
+    assert not uses(drv + "+\tlan743x_rx_dim_reset(rx);\n", dim)

@@ -8,8 +8,9 @@ subject and blurb come from COVER (first line: subject, then a blank line,
 then the text). Each patch gets To: and Cc: as the tree's
 scripts/get_maintainer.pl gives them for it (no git history: Debian's
 source has none): To: the maintainers of what it touches, Cc: reviewers,
-mailing lists and the rest, and the page_pool maintainers (M: of PAGE
-POOL, whatever its S: status) when the patch uses page_pool. EXPORTER
+mailing lists and the rest, and the maintainers of page_pool and of
+lib/dim (M: of their sections, whatever its S: status) when the patch's
+driver changes call them. EXPORTER
 (``Name <email>``) and the patch's own author and signers are left out.
 The cover letter goes to all its patches' recipients.
 """
@@ -52,27 +53,45 @@ def fold(name, addrs):
     return f"{name}: " + ",\n    ".join(addrs) + "\n" if addrs else ""
 
 
-def uses_page_pool(text):
-    """Whether a driver file's changed lines in the patch TEXT call page_pool."""
+# Library code a driver patch may call whose maintainers get_maintainer.pl
+# of the patch alone does not name: a pattern of its calls, and a file of
+# the library
+LIBRARIES = [
+    (re.compile(r"page_pool_"), "net/core/page_pool.c"),
+    (re.compile(r"\b(?:net_dim|dim_[a-z_]+)\s*\("), "lib/dim/dim.c"),
+]
+
+
+def uses(text, pattern):
+    """Whether a driver file's changed lines in the patch TEXT match
+    PATTERN (a compiled regular expression)."""
     driver = False
     for line in text.split("\n---\n", 1)[-1].splitlines():
         if line.startswith("diff --git "):
             driver = " a/drivers/" in line
-        elif driver and line[:1] in "+-" and "page_pool_" in line:
+        elif driver and line[:1] in "+-" and pattern.search(line):
             return True
     return False
+
+
+def uses_page_pool(text):
+    """Whether a driver file's changed lines in the patch TEXT call page_pool."""
+    return uses(text, LIBRARIES[0][0])
 
 
 def recipients(tree, patch, skip):
     """(to, cc) of PATCH: lists of addresses, without those in SKIP."""
     to, cc = [], []
     entries = get_maintainer(tree, [str(patch)])
-    if uses_page_pool(patch.read_text(encoding="utf-8")):
-        # the PAGE POOL section's M: entries, which get_maintainer.pl
-        # calls supporters where the section is S: Supported (6.12)
-        entries += [(a, r) for a, r in get_maintainer(
-            tree, ["-f", "net/core/page_pool.c"])
-            if r.startswith(("maintainer:", "supporter:"))]
+    text = patch.read_text(encoding="utf-8")
+    for pattern, lib in LIBRARIES:
+        if uses(text, pattern):
+            # the library section's M: entries, which get_maintainer.pl
+            # calls supporters where the section is S: Supported (PAGE
+            # POOL on 6.12)
+            entries += [(a, r) for a, r in get_maintainer(tree, ["-f", lib])
+                        if r.startswith(("maintainer:", "supporter:"))
+                        and "NETWORKING" not in r]
     seen = set(skip)
     for addr, roles in entries:
         key = email_of(addr)
