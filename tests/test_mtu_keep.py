@@ -59,8 +59,12 @@ import json, sys
 sys.path.insert(0, sys.argv[1] + "/pyynl")
 from lib import YnlFamily
 ynl = YnlFamily(sys.argv[1] + "/netdev.yaml", "")
-print(json.dumps(sorted(p["id"] for p in ynl.dump("page-pool-get", {})
-                        if p.get("ifindex") == int(sys.argv[2]))))
+mine = [p for p in ynl.dump("page-pool-get", {})
+        if p.get("ifindex") == int(sys.argv[2])]
+# a destroyed pool stays listed, detached, until its pages in flight
+# return: it is no longer one the interface refills from
+print("detached:", sorted(p["id"] for p in mine if "detach-time" in p))
+print(json.dumps(sorted(p["id"] for p in mine if "detach-time" not in p)))
 '''
 DROPS = ("rx_drop_no_desc", "rx_drop_fifo_reset")
 
@@ -103,11 +107,16 @@ def gsh(vm, cmd, timeout=240):
 
 
 def pools(vm):
-    """The ids of the DUT's page_pools (netdev netlink)."""
+    """The ids of the DUT's page_pools that are not detached (netdev
+    netlink; a destroyed pool with pages in flight stays listed, detached,
+    and leaves the list when the last one returns, at any time)."""
     rc, out = vm.sh(f"python3 {vm.ynl_dir}/pools.py {vm.ynl_dir} "
                     f"{vm.ifindex}", timeout=180)
     assert rc == 0, f"page-pool-get: {out}"
-    return out.strip().splitlines()[-1]
+    lines = out.strip().splitlines()
+    if len(lines) > 1 and lines[-2] != "detached: []":
+        print(f"page-pool-get: {lines[-2]}")
+    return lines[-1]
 
 
 def nstat(vm, name):
