@@ -17,6 +17,7 @@ path, not figures. Needs root (taps, a network namespace, sshd).
 import json
 import re
 import subprocess
+from pathlib import Path
 
 from conftest import ROOT, vm_inputs
 
@@ -74,3 +75,50 @@ def test_kit_on_the_x86_guest(tmp_path):
     for metric in TRACED:
         r = row(table, "tcp-rx-1500", metric)
         assert r is None or "n/a" in r, f"{metric}: {r}\n{table}"
+
+
+def test_stale_runs_cleared():
+    """What a killed run left on the host (its namespace, with the
+    partner's management veth, named by a pid that no longer runs) is
+    removed before a run sets up its own: an address of the old veth
+    would take the new run's route to the partner. An interface of
+    another kind holding a management address is refused, not touched."""
+    import sys  # pylint: disable=import-outside-toplevel
+    sys.path.insert(0, str(ROOT / "lab" / "board"))
+    import vm_board  # pylint: disable=import-outside-toplevel
+    dead = 4194301
+    while Path(f"/proc/{dead}").exists():
+        dead -= 1
+    ns, veth = f"l7kit{dead}", f"l7kv{dead}"
+
+    def sh(*cmd):
+        subprocess.run(cmd, check=True, capture_output=True)
+
+    sh("ip", "netns", "add", ns)
+    try:
+        sh("ip", "link", "add", veth, "type", "veth", "peer", "name",
+           veth + "p", "netns", ns)
+        sh("ip", "addr", "add", f"{vm_board.PEER_MGMT[0]}/24", "dev", veth)
+        vm_board.clear_stale()
+        left = subprocess.run(["ip", "-br", "link"], capture_output=True,
+                              text=True, check=True).stdout
+        assert veth not in left, left
+        assert ns not in subprocess.run(["ip", "netns", "list"],
+                                        capture_output=True, text=True,
+                                        check=True).stdout
+        sh("ip", "link", "add", "l7ktest0", "type", "veth", "peer", "name",
+           "l7ktest1")
+        sh("ip", "addr", "add", f"{vm_board.BOARD_MGMT[0]}/24", "dev",
+           "l7ktest0")
+        try:
+            vm_board.clear_stale()
+            raise AssertionError("a live holder of 198.18.7.1 was accepted")
+        except SystemExit as e:
+            assert "l7ktest0 holds 198.18.7.1" in str(e), e
+        assert "l7ktest0" in subprocess.run(
+            ["ip", "-br", "link"], capture_output=True, text=True,
+            check=True).stdout
+    finally:
+        for c in (["ip", "link", "del", "l7ktest0"], ["ip", "link", "del", veth],
+                  ["ip", "netns", "del", ns]):
+            subprocess.run(c, capture_output=True, check=False)

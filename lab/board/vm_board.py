@@ -26,8 +26,11 @@ progress). Needs root (tap devices, a network namespace).
 """
 
 import argparse
+import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -72,6 +75,39 @@ def wait_tap(name, vm, secs=120):
         time.sleep(0.2)
 
 
+def run_alive(pid):
+    """Whether PID is a vm_board.py run that is still going."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"vm_board" in cmd
+
+
+def clear_stale():
+    """Remove what runs that were killed before their clean-up left on the
+    host (their namespace, veth and tap, named by their pid): an address
+    of theirs would take this run's routes. Refuse if a run that is still
+    going holds the management networks."""
+    for ns in sh(["ip", "netns", "list"], check=False).stdout.split():
+        m = re.fullmatch(r"l7kit(\d+)", ns)
+        if m and not run_alive(m.group(1)):
+            sh(["bash", str(LAB / "vm" / "partner.sh"), "down", ns],
+               check=False)
+    links = json.loads(sh(["ip", "-j", "addr", "show"]).stdout or "[]")
+    for link in links:
+        name = link.get("ifname", "")
+        m = re.fullmatch(r"l7k[vm](\d+)", name)
+        if m and not run_alive(m.group(1)):
+            sh(["ip", "link", "del", name], check=False)
+            continue
+        for a in link.get("addr_info", []):
+            if a.get("local") in BOARD_MGMT + PEER_MGMT:
+                sys.exit(f"vm_board: error: {name} holds {a['local']}, an "
+                         f"address of this run's management networks (another "
+                         f"run going?)")
+
+
 def partner_sshd(ns, sshdir, veth):
     """The partner's management port (a veth pair into NS) and its sshd."""
     sh(["ip", "link", "add", veth, "type", "veth", "peer", "name",
@@ -88,7 +124,21 @@ def partner_sshd(ns, sshdir, veth):
         "-o", f"AuthorizedKeysFile={sshdir}/key.pub",
         "-o", "PermitRootLogin=prohibit-password", "-o", "UsePAM=no",
         "-o", "StrictModes=no", "-o", f"PidFile={sshdir}/partner-sshd.pid",
-        "-o", "MaxStartups=64", "-o", "MaxSessions=64"])
+        "-o", "MaxStartups=64", "-o", "MaxSessions=64",
+        "-E", str(sshdir / "partner-sshd.log")])
+    # sshd binds its port after it has put itself in the background: the
+    # kit's first ssh must not find the port closed
+    t0 = time.time()
+    while time.time() - t0 < 60:
+        with socket.socket() as s:
+            s.settimeout(2)
+            if s.connect_ex((PEER_MGMT[1], 22)) == 0:
+                return
+        time.sleep(0.5)
+    log = sshdir / "partner-sshd.log"
+    sys.exit(f"vm_board: error: the partner's sshd does not listen on "
+             f"{PEER_MGMT[1]}:22 after 60 s; its log:\n"
+             + (log.read_text(errors="replace") if log.exists() else "(none)"))
 
 
 def main(argv=None):
@@ -135,7 +185,8 @@ def main(argv=None):
                 f"lan743x-vm-board-{f}", "-f", str(sshdir / f)])
     key = sshdir / "key"
 
-    tag = f"{os.getpid() % 100000}"
+    clear_stale()
+    tag = f"{os.getpid()}"
     ns, tap, mtap, veth = (f"l7kit{tag}", f"l7kw{tag}", f"l7km{tag}",
                            f"l7kv{tag}")
     env = dict(os.environ, QEMU=qemu, VM_PARTNER_TAP=tap, VM_MGMT_TAP=mtap,

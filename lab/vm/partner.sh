@@ -34,6 +34,11 @@ down)
 	ns=$2
 	pids=$(ip netns pids "$ns" 2>/dev/null || true)
 	[ -z "$pids" ] || kill -9 $pids 2>/dev/null || true
+	# a process still dying keeps the namespace's mount busy
+	for _ in $(seq 50); do
+		[ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && break
+		sleep 0.1
+	done
 	ip netns del "$ns" 2>/dev/null || true
 	;;
 *) die "usage: partner.sh up TAP NS ADDR/PREFIX | down NS" ;;
