@@ -42,6 +42,10 @@ def lab_module(path):
 # than CI's budget: collected only when asked for, never a skip.
 collect_ignore = [] if os.environ.get("LAN743X_ARM") == "1" else \
     ["test_vm_arm.py", "test_board_vm_arm.py"]
+# The board kit's selftests on the x86_64 guest take minutes per module:
+# collected only with LAN743X_KIT_SELFTESTS=1.
+if os.environ.get("LAN743X_KIT_SELFTESTS") != "1":
+    collect_ignore.append("test_board_vm_selftests.py")
 
 # The stacks whose kernels and modules the VM tests run, each on its own
 # base (lab.conf): net-next on 7.3 (what is submitted), 6.12-2 (the whole

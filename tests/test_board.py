@@ -731,6 +731,21 @@ def test_selftests_and_live_change(sb):
             host_state(1400, h == PEER)), h
 
 
+def test_selftests_chosen(sb):
+    """--tests: only the selftests named, of those the install has."""
+    (sb.tmp / "hosts" / BOARD / "bin" / "ssh").symlink_to(sb.tmp / "bin"
+                                                          / "ssh")
+    p = sb.kit("--ksft", str(fake_install(sb.tmp)), "--no-bench", "--tests",
+               "drivers/net/hw:napi_contract.py,drivers/net:stats.py")
+    assert p.returncode == 0, p.stderr
+    table = (sb.tmp / "out" / "table.md").read_text()
+    assert "| drivers/net/hw:napi_contract.py | pass | pass |" in table
+    for t in ("reconfig_traffic.py", "ping.py", "stats.py"):
+        assert t not in table, table
+    p = sb.kit("--ksft", str(fake_install(sb.tmp)), "--tests", "ping.py")
+    assert p.returncode == 2 and "COLLECTION:FILE" in p.stderr, p.stderr
+
+
 def test_cache_counts_mode():
     """The cache maintenance counts: the function profiler first; kprobes
     only on a kernel known not to be Thumb-2 (kprobes oop there), unless

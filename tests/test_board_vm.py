@@ -11,6 +11,10 @@ path, not figures. Needs root (taps, a network namespace, sshd).
   suite builds, which has no hist triggers: the kit must give the rows it
   can and list the tracing rows as ones this kernel cannot give, with the
   reason, not fail.
+* test_stale_runs_cleared (make test): what a killed run left on the
+  host is removed; a live holder of the management addresses refused.
+* tests/test_board_vm_selftests.py: the kit's selftests on the same
+  guest (collected with LAN743X_KIT_SELFTESTS=1 only).
 * tests/test_board_vm_arm.py: the same on the ARMv7 guest, with its
   tracing rows (collected with LAN743X_ARM=1 only).
 """

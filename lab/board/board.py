@@ -45,6 +45,7 @@ from board_build import (
     build,
     build_ksft,
     check_vermagic,
+    module_deps,
 )
 from board_parse import (
     BoardError,
@@ -238,6 +239,10 @@ def parse_args(argv=None):
     ap.add_argument("--ksft", help="a kselftest install (make install's "
                     "INSTALL_PATH, with run_kselftest.sh) to run instead of "
                     "building one")
+    ap.add_argument("--tests", help="comma list of the selftests to run, "
+                    "those the install has (COLLECTION:FILE, e.g. drivers/"
+                    "net/hw:napi_contract.py; default: the series' and the "
+                    "generic ones)")
     ap.add_argument("--no-selftests", action="store_true")
     ap.add_argument("--no-bench", action="store_true")
     ap.add_argument("--tracefs", default="/sys/kernel/tracing")
@@ -284,6 +289,9 @@ def parse_args(argv=None):
     args.peer_from_dut = args.peer_from_dut or args.peer
     if args.ksft and not (Path(args.ksft) / "run_kselftest.sh").is_file():
         ap.error(f"--ksft {args.ksft}: no run_kselftest.sh there")
+    args.tests = [t for t in (args.tests or "").split(",") if t]
+    if any(not re.fullmatch(r"[\w./-]+:[\w.-]+", t) for t in args.tests):
+        ap.error(f"--tests {args.tests}: COLLECTION:FILE,...")
     bad = [c for c in args.net_config if not re.fullmatch(r"[A-Z_0-9]+=\S*", c)]
     if bad:
         ap.error(f"--net-config {bad[0]!r}: KEY=VALUE")
@@ -831,25 +839,6 @@ class Board:
 
 # --- the run ----------------------------------------------------------
 
-#: what lan743x needs where they are modules: loaded when a module built
-#: without the tree's Module.symvers records no dependencies
-KNOWN_DEPS = ("phylink", "libphy", "mdio_devres", "microchip", "ptp",
-              "pps_core")
-
-
-def module_deps(ko):
-    """The modules KO depends on (modinfo depends), for modprobe;
-    KNOWN_DEPS when it records none."""
-    p = subprocess.run(["modinfo", "-F", "depends", str(ko)], text=True,
-                       capture_output=True, check=False)
-    if p.returncode == 0:
-        deps = [d for d in p.stdout.strip().split(",") if d]
-    else:
-        m = re.search(rb"(?:^|\0)depends=([^\0]*)\0", Path(ko).read_bytes())
-        deps = [d for d in m.group(1).decode().split(",") if d] if m else []
-    return deps or list(KNOWN_DEPS)
-
-
 def run(args, out):
     """The whole run; the results directory's table text."""
     dut = Host(args.dut, "board", args.ssh_opt)
@@ -937,10 +926,10 @@ def run(args, out):
             cfg = b.net_config()
             for d in ("drivers/net", "drivers/net/hw"):
                 dut.run(f"cat > {b.w}/ksft/{d}/net.config", stdin=cfg)
-            have = dut.run(f"cd {b.w}/ksft && ls drivers/net/hw drivers/net"
-                           ).stdout.split()
-            tests = [t for t in SERIES_TESTS + GENERIC_TESTS
-                     if t.split(":")[1] in have]
+            have = dut.run(f"cd {b.w}/ksft && ls -d drivers/net/hw/* "
+                           "drivers/net/*").stdout.split()
+            tests = [t for t in args.tests or SERIES_TESTS + GENERIC_TESTS
+                     if t.replace(":", "/", 1) in have]
             meta["selftests"] = {}
             for n in args.names:
                 b.load(n, remote_ko[n], module_deps(kos[n]))

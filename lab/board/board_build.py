@@ -206,3 +206,22 @@ def check_vermagic(kos, release, dut_magic):
                 "it against the build tree of the kernel the board runs "
                 "(KDIR=), or boot that kernel; nothing was changed on the "
                 "board")
+
+
+#: what lan743x needs where they are modules: loaded when a module built
+#: without the tree's Module.symvers records no dependencies
+KNOWN_DEPS = ("phylink", "libphy", "mdio_devres", "microchip", "ptp",
+              "pps_core")
+
+
+def module_deps(ko):
+    """The modules KO depends on (modinfo depends), for modprobe;
+    KNOWN_DEPS when it records none."""
+    p = subprocess.run(["modinfo", "-F", "depends", str(ko)], text=True,
+                       capture_output=True, check=False)
+    if p.returncode == 0:
+        deps = [d for d in p.stdout.strip().split(",") if d]
+    else:
+        m = re.search(rb"(?:^|\0)depends=([^\0]*)\0", Path(ko).read_bytes())
+        deps = [d for d in m.group(1).decode().split(",") if d] if m else []
+    return deps or list(KNOWN_DEPS)

@@ -17,18 +17,32 @@ with the modules the lab builds for the guest's kernel (--ko):
 
     python3 lab/board/vm_board.py [--arch armv7] [--modules upstream,series]
         [--reps 5] [--secs 3] [--cells tcp-rx-1500,tcp-rx-9000,mem-up]
-        [--changes mtu-1500to9000] [--peer-min-mbit 900] [--selftests]
-        [--variant VARIANT] [--out DIR]
+        [--changes mtu-1500to9000] [--peer-min-mbit 900]
+        [--selftests [--tests COLL:FILE,...]] [--variant VARIANT] [--out DIR]
+
+--selftests runs the kit's selftests too: the kselftest install of
+drivers/net and drivers/net/hw (the run_kselftest.sh layout) is built
+as make selftests builds its tree, base + the stack's patches
+(lab/selftests/selftests.py: prepare_tests, install_tests), and given
+to the kit as --ksft (the ARMv7 guest gets its Python, without the
+x86_64 helpers: DIR/selftests/not-for-board.txt). The board logs in to
+the partner as a board owner's does (REMOTE_TYPE=ssh of the selftests):
+the run's key and the partner's host key in the ~/.ssh of the board's
+sessions (a home under the guest's /tmp, board_guest.sh), and a route
+to the partner's management address through the host (forwarding on
+the run's tap and veth only, which end with the run).
 
 Results: DIR/kit (the kit's results: table.md, summary.json, meta.json,
-records.jsonl), DIR/vm.log (the guest's console), DIR/kit.err (the kit's
-progress). Needs root (tap devices, a network namespace).
+records.jsonl, selftests-MODULE.ktap), DIR/vm.log (the guest's console),
+DIR/kit.err (the kit's progress), DIR/selftests (the install given to the
+kit and its make log). Needs root (tap devices, a network namespace).
 """
 
 import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -37,12 +51,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "selftests"))
+import selftests
 from bench import LAB, ROOT, build_modules, out_of, progress
 
 #: the management network of the board (host end .1) and the partner's
 #: (host end .1): the benchmarking range, not routed anywhere
 BOARD_MGMT = ("198.18.7.1", "198.18.7.2")
 PEER_MGMT = ("198.18.8.1", "198.18.8.2")
+BOARD_NET, PEER_NET = "198.18.7.0/24", "198.18.8.0/24"
 VARIANT = {"armv7": "armv7-virt", "x86_64": "bench"}
 QEMU_ARCH = {"armv7": "arm", "x86_64": "x86_64"}
 BOOT_S = 1800       # boot, host key and sshd of the ARMv7 guest under TCG
@@ -141,6 +158,66 @@ def partner_sshd(ns, sshdir, veth):
              + (log.read_text(errors="replace") if log.exists() else "(none)"))
 
 
+def ksft_install(out, arch):
+    """The kselftest install for the kit (--ksft): drivers/net and
+    drivers/net/hw of base + the stack's patches, as make selftests
+    extracts and installs them (make ksft's targets, built in its
+    build tree); for the ARMv7 guest without the x86_64 binaries (listed
+    in not-for-board.txt). Its path."""
+    d = out / "selftests"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    progress("the selftests: base + the stack's patches, make install of "
+             + " ".join(selftests.WHOLE))
+    # the kernel's make reads ARCH from the environment
+    os.environ.pop("ARCH", None)
+    tree = selftests.prepare_tests(d / "tests")
+    install = selftests.install_tests(tree, d / "install", whole=True)
+    gone = selftests.host_binaries(install) if arch == "armv7" else []
+    (d / "not-for-board.txt").write_text("".join(f"{g}\n" for g in gone),
+                                         encoding="utf-8")
+    if gone:
+        progress(f"{len(gone)} x86_64 binaries left out of the ARMv7 "
+                 "board's install (selftests/not-for-board.txt)")
+    # the extracted sources are make selftests' business, not the board's
+    shutil.rmtree(d / "tests", ignore_errors=True)
+    return install
+
+
+def forwarding(dev):
+    """IPv4 forwarding on the host's interface DEV only (the run's own
+    tap and veth, gone with the run): the board's way to the partner's
+    management port."""
+    Path(f"/proc/sys/net/ipv4/conf/{dev}/forwarding").write_text(
+        "1\n", encoding="ascii")
+
+
+def peer_from_board(key, sshdir, ns, mtap, veth):
+    """Let the board log in to the partner without a prompt, as the
+    selftests' REMOTE_TYPE=ssh needs: a route between the two management
+    ports through the host, the run's key and the partner's host key in
+    the ~/.ssh of the board's sessions (under the guest's /tmp; refused
+    anywhere else)."""
+    for dev in (mtap, veth):
+        forwarding(dev)
+    sh(["ip", "-n", ns, "route", "replace", BOARD_NET, "via", PEER_MGMT[0]])
+    hostkey = " ".join((sshdir / "host_ed25519.pub").read_text(
+        encoding="ascii").split()[:2])
+    setup = (f"ip route replace {PEER_NET} via {BOARD_MGMT[0]} && "
+             "case ~ in /tmp/*) ;; *) echo \"the home of the board's "
+             "sessions, $HOME, is not under /tmp\" >&2; exit 1 ;; esac && "
+             "umask 077 && mkdir -p ~/.ssh && cat >~/.ssh/id_ed25519 && "
+             f"echo '{PEER_MGMT[1]} {hostkey}' >~/.ssh/known_hosts && "
+             f"ssh -o BatchMode=yes -o ConnectTimeout=10 root@{PEER_MGMT[1]}"
+             " true")
+    p = subprocess.run(ssh_argv(key, BOARD_MGMT[1], setup),
+                       input=key.read_text(encoding="ascii"), text=True,
+                       capture_output=True, check=False)
+    if p.returncode:
+        sys.exit("vm_board: error: the board cannot ssh to the partner "
+                 f"{PEER_MGMT[1]}: {p.stderr.strip()[-500:]}")
+
+
 def main(argv=None):
     """Boot the board, set up the partner, run the kit; its exit code."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -156,8 +233,13 @@ def main(argv=None):
                     "armv7-virt on armv7, bench on x86_64; guest: the x86_64 "
                     "kernel make test builds, without hist triggers)")
     ap.add_argument("--selftests", action="store_true",
-                    help="run the kit's selftests too (needs a kernel "
-                    "tree for the kselftest install)")
+                    help="run the kit's selftests too: the series' "
+                    "drivers/net/hw tests and the generic driver tests "
+                    "per module, from a kselftest install of base + the "
+                    "stack's patches (--ksft of the kit)")
+    ap.add_argument("--tests", default=None, help="with --selftests: the "
+                    "kit's --tests (COLLECTION:FILE,...; default: the "
+                    "series' and the generic driver tests)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     # a kill (SIGTERM) ends the run through the clean-up below
@@ -176,6 +258,7 @@ def main(argv=None):
     kos = build_modules(names, variant)
     qemu = out_of(["bash", str(ROOT / "emulator" / "build.sh"), "--arch",
                    QEMU_ARCH[args.arch]])
+    ksft = ksft_install(out, args.arch) if args.selftests else None
 
     sshdir = out / "ssh"
     sshdir.mkdir(exist_ok=True)
@@ -218,6 +301,13 @@ def main(argv=None):
                 "192.0.2.2/24"], check=False)
         if p.returncode:
             sys.exit(f"vm_board: error: the partner: {p.stderr.strip()}")
+        # a tap's carrier never changes, so its operstate stays UNKNOWN;
+        # a NIC's reads UP with the link, and the selftests' forwarding
+        # library (ethtool_std_stats.sh, ethtool_rmon.sh) waits for
+        # "state UP" of the partner's interface (600 tries, then fails):
+        # a carrier off and on gives the tap its UP
+        for c in ("off", "on"):
+            sh(["ip", "-n", ns, "link", "set", "dev", tap, "carrier", c])
         partner_sshd(ns, sshdir, veth)
         t0 = time.time()
         while True:
@@ -242,6 +332,8 @@ def main(argv=None):
         netif = (p.stdout.split() or [""])[0]
         if not netif:
             sys.exit("vm_board: error: the board has no lan743x interface")
+        if ksft:
+            peer_from_board(key, sshdir, ns, mtap, veth)
         kit = ["python3", str(LAB / "board" / "board.py"),
                "--dut", f"root@{BOARD_MGMT[1]}",
                "--peer", f"root@{PEER_MGMT[1]}", "--netif", netif,
@@ -257,7 +349,11 @@ def main(argv=None):
         src = (obj / "source").resolve()
         if (src / "tools/net/ynl/pyynl/cli.py").exists():
             kit += ["--src", str(src)]
-        if not args.selftests:
+        if ksft:
+            kit += ["--ksft", str(ksft)]
+            if args.tests:
+                kit += ["--tests", args.tests]
+        else:
             kit.append("--no-selftests")
         for o in ("-i", str(key), "-oStrictHostKeyChecking=no",
                   "-oUserKnownHostsFile=/dev/null", "-oLogLevel=ERROR"):
