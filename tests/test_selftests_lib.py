@@ -2,7 +2,7 @@
 (seconds, no VM):
 
 - napi_polls() of drivers/net/hw/napi_contract.py, as the net-next
-  stack's patch creates it: each poll of NETIF is paired with the frames
+  stack's patch and the 6.12 backport's create it: each poll of NETIF is paired with the frames
   delivered on its CPU since the previous poll there, so a poll that
   returns its buffers as work (the upstream driver with jumbo frames) is
   told from one that returns its frames, and frames of other devices or
@@ -47,12 +47,14 @@ def new_file_from_patch(patch, path):
     return "\n".join(out) + "\n"
 
 
-@pytest.fixture(scope="module", name="napi_contract")
-def fixture_napi_contract(tmp_path_factory):
-    """hw/napi_contract.py of the net-next patches, lib.py stubbed."""
+@pytest.fixture(scope="module", name="napi_contract",
+                params=["net-next-2", "6.12-2"])
+def fixture_napi_contract(tmp_path_factory, request):
+    """hw/napi_contract.py of the net-next patches and of the 6.12
+    backport's, lib.py stubbed."""
     # the patch that adds it (its number moves with the series)
-    patch = next(p for p in sorted((ROOT / "patches/net-next-2").glob("0*.patch"))
-                 if f"diff --git a/{NAPI} " in p.read_text())
+    patch = next(p for p in sorted((ROOT / "patches" / request.param).glob(
+        "0*.patch")) if f"diff --git a/{NAPI} " in p.read_text())
     src = tmp_path_factory.mktemp("napi") / "napi_contract.py"
     src.write_text(new_file_from_patch(patch, NAPI))
     lib = types.ModuleType("lib")
@@ -116,6 +118,18 @@ def test_napi_polls_pairs_frames_with_their_poll(napi_contract):
     assert polls == [(0, 6, 64, 2), (1, 1, 64, 1), (0, 0, 64, 0)]
     bad = [p for p in polls if p[1] < p[2] and p[1] != p[3]]
     assert bad == [(0, 6, 64, 2)]
+
+
+def test_napi_contract_sees_every_delivery(napi_contract):
+    """Every tracepoint a driver's frames may reach the stack through is
+    traced (a driver that uses netif_receive_skb_list() is judged), and
+    the stranded-frame count is NETIF's own (a packet socket bound to it),
+    not the netns-wide IcmpInEchos that other traffic moves."""
+    assert set(napi_contract.DELIVERY) >= {
+        "net/napi_gro_receive_entry", "net/netif_receive_skb_entry",
+        "net/netif_receive_skb_list_entry", "net/napi_gro_frags_entry"}
+    assert hasattr(napi_contract, "EchoCounter")
+    assert not hasattr(napi_contract, "_in_echos")
 
 
 def test_targets_are_those_of_the_tree(tmp_path):
