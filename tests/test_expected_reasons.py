@@ -240,11 +240,17 @@ def recorded_outputs(tapgz):
 
 
 # each make ksft expected file: its run, the runs of single files alone
-# whose results it took
+# whose results it took (per module)
 KSFT = {"net-next-2-ksft.txt": ("ksft-7.3-20261128",
-                                {"series": "rmon-alone.tap.gz"}),
+                                {"series": ["rmon-alone.tap.gz",
+                                            "napi_contract-v4-series.tap.gz"],
+                                 "upstream": [
+                                     "napi_contract-v4-upstream.tap.gz"]}),
         "6.12-2-ksft.txt": ("ksft-6.12-20261128b",
-                            {"series": "ppalloc-alone.tap.gz"})}
+                            {"series": ["ppalloc-alone.tap.gz",
+                                        "napi_contract-v4-series.tap.gz"],
+                             "upstream": [
+                                 "napi_contract-v4-upstream.tap.gz"]})}
 
 
 def test_ksft_patterns_match_the_recorded_outputs():
@@ -257,9 +263,8 @@ def test_ksft_patterns_match_the_recorded_outputs():
         for mod, tests in exp.items():
             outs = [recorded_outputs(ROOT / "measurements" / run /
                                      f"{mod}.tap.gz")]
-            if mod in alone:
-                outs.append(recorded_outputs(ROOT / "measurements" / run /
-                                             alone[mod]))
+            outs += [recorded_outputs(ROOT / "measurements" / run / a)
+                     for a in alone.get(mod, [])]
             for t, e in tests.items():
                 if e.pattern is None:
                     continue
