@@ -1,8 +1,11 @@
 """The board kit (lab/board/board.py, `make board`) run as a board owner
 runs it, against a lab guest as the board (lab/board/vm_board.py): reached
 only over ssh on a management port, the link partner outside the guest (a
-network namespace of the host, whose UDP sender must reach 900 Mbit/s or
-the kit refuses it), both modules loaded in turn, a TCP receive cell and
+network namespace of the host, whose UDP sender shares the host's cores
+with the emulator: its rate follows the host's load, so the kit runs
+with --peer-min-mbit 0 and the test checks that a rate below 900 Mbit/s
+is a warning in the table and one at or above is not; the refusal itself
+is tests/test_board.py's), both modules loaded in turn, a TCP receive cell and
 the live MTU change measured from the partner, the board's module, MTU
 and addresses put back at the end. Short (1 repetition of 2 s): the
 path, not figures. Needs root (taps, a network namespace, sshd).
@@ -45,13 +48,14 @@ def row(table, cell, metric):
 
 def run_kit(tmp_path, *args):
     """vm_board.py ARGS, short; (table.md, meta.json) after checking the
-    run ended well: both modules measured, the partner at line rate, the
-    board put back."""
+    run ended well: both modules measured, the partner's rate measured and
+    warned of in the table exactly when below line rate, the board put
+    back."""
     out = tmp_path / "vmb"
     p = subprocess.run(["python3", "lab/board/vm_board.py", *args,
                         "--reps", "1", "--secs", "2", "--cells",
                         "tcp-rx-1500", "--changes", "mtu-1500to9000",
-                        "--out", str(out)], cwd=ROOT, capture_output=True,
+                        "--peer-min-mbit", "0", "--out", str(out)], cwd=ROOT, capture_output=True,
                        text=True, timeout=3600, check=False)
     log = p.stdout + p.stderr
     if (out / "kit.err").exists():
@@ -60,7 +64,11 @@ def run_kit(tmp_path, *args):
     table = (out / "kit" / "table.md").read_text(encoding="utf-8")
     meta = json.loads((out / "kit" / "meta.json").read_text(encoding="utf-8"))
     assert meta["restore_failed"] == [], meta
-    assert meta["partner"]["udp_sent_mbit"] >= 900, meta["partner"]
+    slow = meta["partner"]["udp_sent_mbit"] < 900
+    warned = [w for w in meta["warnings"]
+              if w.startswith("the partner cannot drive the link")]
+    assert bool(warned) == slow, (meta["partner"], meta["warnings"])
+    assert ("WARNING: the partner cannot drive the link" in table) == slow
     for cell, metric in (("tcp-rx-1500", "Mbit/s"),
                          ("mtu-1500to9000", "lost packets")):
         r = row(table, cell, metric)
