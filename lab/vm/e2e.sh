@@ -12,7 +12,8 @@
 #
 # env: ARCH (x86_64 or armv7), STACK (net-next, the default: the series on
 #      7.3; or 6.12-2: the backport on 6.12 LTS, the kernel i.MX6 boards
-#      run), E2E_MODULES (default "upstream series"), E2E_LOGDIR (default
+#      run), E2E_MODULES (default "upstream series"; series:K is the
+#      chain's first K patches, run without the live changes), E2E_LOGDIR (default
 #      results/e2e-<arch>-<date>), E2E_* / VM_* as lab/guest/e2e.sh and
 #      lab/vm/vm.sh.
 # Prints each step's time, the result lines of each module (armv7: the
@@ -57,7 +58,10 @@ fi
 export QEMU
 declare -A KO REV=([upstream]=base [series]=series)
 for m in $MODULES; do
-	[ -n "${REV[$m]:-}" ] || die "unknown module '$m' (upstream, series)"
+	# series:K: the chain's first K patches (lab/kernel/kbuild.sh), the
+	# series as it stands at one of its patches
+	[[ "$m" =~ ^series:[1-9][0-9]*$ ]] && REV[$m]=$m
+	[ -n "${REV[$m]:-}" ] || die "unknown module '$m' (upstream, series, series:K)"
 	KO[$m]=$(step "$m lan743x.ko" env -u ARCH JOBS="${JOBS:-2}" bash "$LAB_DIR/kernel/kbuild.sh" module "$VARIANT" "${REV[$m]}")
 done
 
