@@ -41,7 +41,7 @@ from patchids import patch_ids
 # The runs the README's tables come from (measurements/<run>/summary.json).
 X86 = "bench-final2-20261203"       # make bench swiotlb=off, the patches as they are
 X86_SYNC = "bench-v3-20261128"      # swiotlb=force cells (sync counts), v3
-ARM = "arm-bench-final-20261203"     # bench.py --arch armv7, hist triggers
+ARM = "arm-bench-split-20261204"     # bench.py --arch armv7, hist triggers, the patches as they are
 PINNED = X86                        # pages held after RX
 ATUP = "bench-v4-atup-20261201"     # the same, each MTU set with DUT down
 SLAB = "bench-slab-20261202"        # as ATUP, the emptied slabs counted too
@@ -314,6 +314,9 @@ LAYOUT_METRICS = [
 LAYOUT_ROWS = [
     ("upstream", ARM, "upstream"),
     ("unbound, recycle ring <= 64, driver syncs (series)", ARM, "series"),
+    ("upstream", "arm-bench-final-20261203", "upstream"),
+    ("the same, before v4's two changes outside the RX buffers",
+     "arm-bench-final-20261203", "series"),
     ("upstream", "arm-bench-unbound-20261203", "upstream"),
     ("bound, recycle ring of one ring (v4 before)",
      "arm-bench-unbound-20261203", "at-48ea138"),
