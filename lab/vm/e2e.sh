@@ -13,7 +13,8 @@
 # env: ARCH (x86_64 or armv7), STACK (net-next, the default: the series on
 #      7.3; or 6.12-2: the backport on 6.12 LTS, the kernel i.MX6 boards
 #      run), E2E_MODULES (default "upstream series"; series:K is the
-#      chain's first K patches, run without the live changes), E2E_LOGDIR (default
+#      chain's first K patches, run without the live changes unless
+#      E2E_LIVE=1), E2E_LOGDIR (default
 #      results/e2e-<arch>-<date>), E2E_* / VM_* as lab/guest/e2e.sh and
 #      lab/vm/vm.sh.
 # Prints each step's time, the result lines of each module (armv7: the
@@ -70,6 +71,9 @@ declare -A RES
 for m in $MODULES; do
 	live=0
 	[ "$m" = series ] && live=1
+	# E2E_LIVE=1: the live changes for every module but upstream (a
+	# series:K that has them)
+	[ "${E2E_LIVE:-}" = 1 ] && [ "$m" != upstream ] && live=1
 	# the module's path in the guest (lab/vm/vm.sh --ko)
 	ko=${KO[$m]}
 	[ "$ARCH" = x86_64 ] || ko=/ko/$m/lan743x.ko
