@@ -55,6 +55,25 @@ PATCHES=${LAN743X_PATCHES:-$ROOT_DIR/patches/$STACK}
 die() { echo "error: $*" >&2; exit 1; }
 # progress MSG: one line with the elapsed time since the lab command started
 progress() { printf '[%4ss] %s\n' "$(( $(date +%s) - _T0 ))" "$*" >&2; }
+
+# clear_stale_git_locks GITDIR: remove the lock files an interrupted git
+# left in GITDIR (index.lock, HEAD.lock, a ref's lock). Call it only while
+# holding the lab's lock on that tree: no git of ours can be running there,
+# so any such file is stale, and git would refuse every later command.
+clear_stale_git_locks() {
+	local d=$1 f
+	[ -d "$d" ] || return 0
+	for f in "$d"/index.lock "$d"/HEAD.lock "$d"/ORIG_HEAD.lock \
+		"$d"/packed-refs.lock "$d"/config.lock; do
+		[ -e "$f" ] || continue
+		rm -f "$f"
+		echo "note: removed ${f#"$CACHE"/}, left by an interrupted git run" >&2
+	done
+	while IFS= read -r f; do
+		rm -f "$f"
+		echo "note: removed ${f#"$CACHE"/}, left by an interrupted git run" >&2
+	done < <(find "$d/refs" -name '*.lock' -type f 2>/dev/null)
+}
 need() {
 	local t
 	for t in "$@"; do

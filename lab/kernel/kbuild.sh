@@ -236,13 +236,27 @@ configure() {
 }
 
 with_src_lock() {
-	local name
+	local name gitdir
 	name=$(lockname "${1:-}")
-	# check.py holds the main lock for its whole run and tells us so
-	[ "$name" = "src-$LAB_BASE" ] && [ "${LAN743X_SRC_LOCKED:-0}" = 1 ] && return
+	# A run killed while git worked in the tree leaves git's own lock
+	# files behind; with our lock held they are stale.
+	gitdir=$CACHE/src/linux-$(base_version)
+	if [ "$name" = "src-$LAB_BASE" ]; then
+		gitdir=$gitdir/.git
+	else
+		# a worktree's .git names its git directory
+		gitdir=$(sed -n 's/^gitdir: //p' "$gitdir-$1/.git" 2>/dev/null)
+	fi
+	# check.py holds the main lock for its whole run and tells us so (it
+	# waits for us: none of its git commands runs meanwhile)
+	if [ "$name" = "src-$LAB_BASE" ] && [ "${LAN743X_SRC_LOCKED:-0}" = 1 ]; then
+		clear_stale_git_locks "$gitdir"
+		return
+	fi
 	mkdir -p "$CACHE"
 	exec 9>"$CACHE/$name.lock"
 	flock 9
+	clear_stale_git_locks "$gitdir"
 }
 
 prepare() {
