@@ -46,6 +46,10 @@ collect_ignore = [] if os.environ.get("LAN743X_ARM") == "1" else \
 # collected only with LAN743X_KIT_SELFTESTS=1.
 if os.environ.get("LAN743X_KIT_SELFTESTS") != "1":
     collect_ignore.append("test_board_vm_selftests.py")
+# ... and on the ARMv7 guest with both
+if os.environ.get("LAN743X_KIT_SELFTESTS") != "1" or \
+        os.environ.get("LAN743X_ARM") != "1":
+    collect_ignore.append("test_board_vm_selftests_arm.py")
 
 # The stacks whose kernels and modules the VM tests run, each on its own
 # base (lab.conf): net-next on 7.3 (what is submitted), 6.12-2 (the whole

@@ -50,18 +50,18 @@ def row(table, cell, metric):
     return (m.group(1).strip(), m.group(2).strip()) if m else None
 
 
-def run_kit(tmp_path, *args):
+def run_kit(tmp_path, *args, timeout=3600):
     """vm_board.py ARGS, short; (table.md, meta.json) after checking the
     run ended well: both modules measured, the partner's rate measured and
     warned of in the table exactly when below line rate, the board put
-    back."""
+    back. TIMEOUT: seconds the whole run may take."""
     out = tmp_path / "vmb"
     p = subprocess.run(["python3", "lab/board/vm_board.py", *args,
                         "--reps", "1", "--secs", "2", "--cells",
                         "tcp-rx-1500", "--changes", "mtu-1500to9000",
                         "--peer-min-mbit", "0", "--out", str(out)],
                        cwd=ROOT, capture_output=True, text=True,
-                       timeout=3600, check=False)
+                       timeout=timeout, check=False)
     log = p.stdout + p.stderr
     if (out / "kit.err").exists():
         log += (out / "kit.err").read_text(encoding="utf-8", errors="replace")
@@ -137,3 +137,31 @@ def test_stale_runs_cleared():
         for c in (["ip", "link", "del", "l7ktest0"], ["ip", "link", "del", veth],
                   ["ip", "netns", "del", ns]):
             subprocess.run(c, capture_output=True, check=False)
+
+
+def test_second_run_waits_for_the_management_networks(tmp_path, capfd):
+    """A run that finds another holding the management networks waits for
+    it, saying so, instead of failing on its addresses (as make test's kit
+    run did beside a kit run started by hand)."""
+    import fcntl  # pylint: disable=import-outside-toplevel
+    import threading  # pylint: disable=import-outside-toplevel
+
+    import vm_board  # pylint: disable=import-outside-toplevel
+    path = tmp_path / "mgmt.lock"
+    with open(path, "w", encoding="utf-8") as other:
+        fcntl.flock(other, fcntl.LOCK_EX)
+        got = []
+        t = threading.Thread(target=lambda: got.append(
+            vm_board.hold_mgmt_lock(path)))
+        t.start()
+        t.join(2)
+        assert t.is_alive() and not got
+        assert "waiting for another vm_board.py run" in capfd.readouterr().err
+    # the other run ended: this one takes the lock and goes on
+    t.join(10)
+    assert not t.is_alive() and got
+    assert "the other run ended" in capfd.readouterr().err
+    got[0].close()
+    # with nobody holding it: taken at once, nothing said
+    vm_board.hold_mgmt_lock(path).close()
+    assert "waiting" not in capfd.readouterr().err

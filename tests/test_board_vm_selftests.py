@@ -45,6 +45,12 @@ def test_kit_selftests_on_the_x86_guest(tmp_path):
     vm_inputs()
     table, meta = run_kit(tmp_path, "--arch", "x86_64", "--variant", "guest",
                           "--selftests", "--tests", ",".join(SERIES_TESTS))
+    check_kit_selftests(tmp_path, table, meta)
+
+
+def check_kit_selftests(tmp_path, table, meta):
+    """What a kit run with --selftests must show (run_kit()'s TABLE and
+    META, its output under TMP_PATH): see test_kit_selftests_on_the_x86_guest."""
     kit = tmp_path / "vmb" / "kit"
     for m in ("upstream", "series"):
         ktap = (kit / f"selftests-{m}.ktap").read_text(encoding="utf-8")

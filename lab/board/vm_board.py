@@ -39,6 +39,7 @@ kit and its make log). Needs root (tap devices, a network namespace).
 """
 
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -63,6 +64,10 @@ BOARD_NET, PEER_NET = "198.18.7.0/24", "198.18.8.0/24"
 VARIANT = {"armv7": "armv7-virt", "x86_64": "bench"}
 QEMU_ARCH = {"armv7": "arm", "x86_64": "x86_64"}
 BOOT_S = 1800       # boot, host key and sshd of the ARMv7 guest under TCG
+#: the lock a run holds while it uses the management networks: host-wide,
+#: as they are, whatever lab cache the run uses
+MGMT_LOCK = Path("/run/lock" if os.path.isdir("/run/lock") else "/tmp") / \
+    "lan743x-vm-board.lock"
 
 
 def sh(cmd, check=True):
@@ -99,6 +104,22 @@ def run_alive(pid):
     except OSError:
         return False
     return b"vm_board" in cmd
+
+
+def hold_mgmt_lock(path=MGMT_LOCK):
+    """Take the management networks for this run: a run that finds
+    another holding them waits for it (and says so) rather than failing on
+    its addresses. Returns the open lock file: the lock is held while it
+    is open (to the end of the process)."""
+    lock = open(path, "w", encoding="utf-8")  # noqa: SIM115  # pylint: disable=consider-using-with
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        progress("waiting for another vm_board.py run: it holds the "
+                 "management networks")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        progress("the other run ended; going on")
+    return lock
 
 
 def clear_stale():
@@ -268,6 +289,7 @@ def main(argv=None):
                 f"lan743x-vm-board-{f}", "-f", str(sshdir / f)])
     key = sshdir / "key"
 
+    mgmt_lock = hold_mgmt_lock()  # noqa: F841  # pylint: disable=unused-variable
     clear_stale()
     tag = f"{os.getpid()}"
     ns, tap, mtap, veth = (f"l7kit{tag}", f"l7kw{tag}", f"l7km{tag}",
