@@ -812,3 +812,23 @@ def test_lan743x_not_installed(sb):
     assert not re.search(r"^(insmod|rmmod|modprobe)", sb.log(BOARD),
                          re.MULTILINE)
     assert sb.state(BOARD)["modules"] == ["lan743x"]
+
+
+def test_ynl_error_is_the_reason(sb):
+    """A ynl request the loaded module refuses (upstream's has no
+    per-queue statistics) is listed as unavailable with ynl's own message,
+    which its cli prints on stdout, not as a bare "failed"."""
+    ynl = sb.tmp / "hosts" / BOARD / "bin" / "ynl"
+    ynl.write_text('#!/bin/bash\ncase "$*" in\n'
+                   '*qstats-get*) echo "Netlink error: Operation not '
+                   'supported"; exit 1 ;;\n'
+                   '*) echo "[]" ;;\nesac\n')
+    ynl.chmod(0o755)
+    p = sb.kit()
+    assert p.returncode == 0, p.stderr
+    meta = json.loads((sb.tmp / "out" / "meta.json").read_text())
+    miss = meta.get("unavailable", {})
+    reasons = [v for k, v in miss.items() if k.startswith("ynl qstats-get")]
+    assert reasons, miss
+    assert all(r == "Netlink error: Operation not supported"
+               for r in reasons), miss

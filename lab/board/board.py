@@ -598,8 +598,11 @@ class Board:
             cmd += f" --json {shlex.quote(json.dumps(req))}"
         p = self.dut.run(cmd + " --output-json")
         if p.returncode:
+            # ynl's cli prints a netlink error ("Netlink error: Operation
+            # not supported") on stdout; the last line says why
+            said = (p.stderr.strip() or p.stdout.strip()).splitlines()
             self.unavailable[f"ynl {op} with {self.loaded}"] = (
-                p.stderr.strip()[-200:] or "failed")
+                said[-1][-200:] if said else f"exit status {p.returncode}")
             return None
         try:
             return json.loads(p.stdout)
