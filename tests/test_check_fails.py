@@ -6,6 +6,7 @@ problem; `make check` must exit non-zero and name the patch and the check.
 import os
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import make_patch, run
@@ -17,6 +18,14 @@ def after_includes(text, snippet):
     """TEXT with SNIPPET inserted after its last #include."""
     assert INCLUDE_END in text
     return text.replace(INCLUDE_END, INCLUDE_END + snippet, 1)
+
+
+# coccinelle's scripts/coccinelle/misc/array_size.cocci reports this
+ARRAY_SIZE_FINDING = (
+    "\nstatic const int lan743x_fixture_tab[] = { 1, 2 };\n\n"
+    "static int __maybe_unused lan743x_fixture_n(void)\n{\n"
+    "\treturn sizeof(lan743x_fixture_tab) / sizeof(lan743x_fixture_tab[0]);"
+    "\n}\n")
 
 
 FIXTURES = {
@@ -33,6 +42,14 @@ FIXTURES = {
     "armbreak": (lambda t: after_includes(
         t, "\n#ifdef CONFIG_ARM\n#error \"lab fixture: ARM build only\"\n"
         "#endif\n"), "build-arm"),
+    # (f) kernel-doc: a parameter the comment does not describe
+    "kerneldoc": (lambda t: after_includes(
+        t, "\n/**\n * lan743x_fixture_kdoc() - lab fixture\n */\n"
+        "static int __maybe_unused lan743x_fixture_kdoc(int x)\n{\n"
+        "\treturn x;\n}\n"), "kernel-doc"),
+    # (g) coccinelle: misc/array_size.cocci's "Use ARRAY_SIZE"
+    "coccinelle": (lambda t: after_includes(t, ARRAY_SIZE_FINDING),
+                   "coccinelle"),
     # (e) py-lint: an unused import in an upstream Python selftest
     "pylint": (lambda t: t.replace("\nimport ", "\nimport zlib\nimport ", 1),
                "py-lint", "tools/testing/selftests/drivers/net/ping.py"),
@@ -91,3 +108,88 @@ def test_spatch_timeout_fails_the_check(srctree, tmp_path):
     assert re.search(r"^FAIL \S+/0001-net-lan743x-lab-fixture-spatchtimeout"
                      r"\.patch coccinelle$", out, re.MULTILINE), out
     assert "spatch failed: timeout (we abort)" in out, out
+
+
+
+def make_series(srctree, outdir, name, edits):
+    """Patches 0001.. in one directory, the i-th applying EDITS[i] (text ->
+    text) to lan743x_main.c after the ones before it."""
+    pdir = Path(outdir) / f"patches-{name}"
+    pdir.mkdir()
+    text = None
+    for i, edit in enumerate(edits, 1):
+        def chained(t, i=i, edit=edit):
+            for e in edits[:i - 1]:
+                t = e(t)
+            return edit(t)
+        one = make_patch(srctree, Path(outdir) / str(i), f"{name}-{i}",
+                         chained)
+        # make_patch's base is the tree's base: rebase the diff onto the
+        # previous patches by regenerating it from the two texts
+        (p,) = one.glob("*.patch")
+        text = p.read_text()
+        if i > 1:
+            text = rebased(srctree, Path(outdir) / f"r{i}", edits[:i - 1],
+                           edit, text)
+        (pdir / f"{i:04d}-{p.name[5:]}").write_text(text)
+    return pdir
+
+
+def rebased(srctree, work, before, edit, patch_text):
+    """PATCH_TEXT's message over the diff of EDIT applied on top of the
+    BEFORE edits (the file as the earlier patches leave it)."""
+    base = run(["git", "-C", str(srctree), "show",
+                f"base:{DRV_MAIN}"]).stdout
+    for e in before:
+        base = e(base)
+    env = dict(os.environ, GIT_AUTHOR_NAME="Lab Fixture",
+               GIT_AUTHOR_EMAIL="fixture@lan743x-lab.invalid",
+               GIT_COMMITTER_NAME="Lab Fixture",
+               GIT_COMMITTER_EMAIL="fixture@lan743x-lab.invalid")
+    f = work / DRV_MAIN
+    f.parent.mkdir(parents=True)
+    f.write_text(base)
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "commit", "-qm", "base"]):
+        assert run(cmd, cwd=work, env=env).returncode == 0
+    f.write_text(edit(base))
+    diff = run(["git", "diff"], cwd=work).stdout
+    head, _, _ = patch_text.partition("\ndiff --git ")
+    return head + "\n" + diff + "-- \nlab fixture\n\n"
+
+
+DRV_MAIN = "drivers/net/ethernet/microchip/lan743x_main.c"
+
+
+def test_coccinelle_names_the_patch_that_adds_a_finding(srctree, tmp_path):
+    """coccinelle runs once on the stack's result; when that adds a
+    finding, each patch is checked and the one that adds it is named (the
+    second patch, which keeps the finding, is not)."""
+    pdir = make_series(srctree, tmp_path, "cocci", [
+        lambda t: after_includes(t, ARRAY_SIZE_FINDING),
+        lambda t: after_includes(t, "\n/* lab fixture: a comment */\n")])
+    p = run(["make", "-s", "check", f"PATCHES={pdir}", "CHECKS=coccinelle"])
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out
+    assert re.search(r"^FAIL \S+/0001-net-lan743x-lab-fixture-cocci-1\.patch "
+                     r"coccinelle$", out, re.MULTILINE), out
+    assert "array_size.cocci" in out, out
+    assert not re.search(r"^FAIL \S+/0002-", out, re.MULTILINE), out
+    assert re.search(r"^FAIL \S+/0001\.\.0002 \(the stack's result\) "
+                     r"coccinelle$", out, re.MULTILINE), out
+
+
+def test_coccinelle_does_not_see_a_finding_a_later_patch_removes(
+        srctree, tmp_path):
+    """The stated limit of checking coccinelle once per stack: a finding
+    one patch adds and the next removes passes (if this fails, the check
+    runs per patch again and docs/lab.md must say so)."""
+    pdir = make_series(srctree, tmp_path, "coccigone", [
+        lambda t: after_includes(t, ARRAY_SIZE_FINDING),
+        lambda t: t.replace(ARRAY_SIZE_FINDING, "\n")])
+    p = run(["make", "-s", "check", f"PATCHES={pdir}", "CHECKS=coccinelle"])
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    assert re.search(r"^PASS \S+/0001\.\.0002 \(the stack's result\) "
+                     r"coccinelle$", out, re.MULTILINE), out
+    assert "check: 1 passed, 0 failed" in out, out

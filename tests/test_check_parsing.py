@@ -37,6 +37,37 @@ def test_new_diags_ignores_moved_lines_but_counts_duplicates():
     assert not check.new_diags(before=after, after=before)
 
 
+def test_new_diags_ignores_line_numbers_in_messages():
+    """coccinelle's returnvar names a line in its message: the finding
+    moved by a later patch is not new (seen on net-next-3, whose patches
+    moved the code returnvar reports), a different message is."""
+    f = "drivers/net/ethernet/microchip/lan743x_main.c"
+    msg = 'returnvar.cocci: Unneeded variable: "retval". Return "X" on line {}'
+    assert not check.new_diags([(f, 2116, msg.format(2217))],
+                               [(f, 2126, msg.format(2227))])
+    assert check.new_diags([(f, 2116, msg.format(2217))],
+                           [(f, 2116, msg.format(2217).replace("X", "Y"))])
+
+
+def test_spatch_and_kernel_doc_73_reports_parse():
+    """spatch's "file:line:col-col: message" and 7.3's kernel-doc
+    "Warning: file:line message" are read (before, neither was)."""
+    src = "/src"
+    out = ("drivers/net/ethernet/microchip/lan743x_main.c:25:34-35: "
+           "WARNING: Use ARRAY_SIZE\n")
+    assert check.parse_cocci(out, src) == [
+        ("drivers/net/ethernet/microchip/lan743x_main.c", 25,
+         "WARNING: Use ARRAY_SIZE")]
+    out = ("Warning: drivers/net/ethernet/microchip/lan743x_main.c:24 "
+           "function parameter 'x' not described in 'f'\n")
+    f = "drivers/net/ethernet/microchip/lan743x_main.c"
+    assert check.parse_kdoc(out, src, f) == [
+        (f, 24, "warning: function parameter 'x' not described in 'f'")]
+    # a line number alone is a finding in the file kernel-doc was given
+    assert check.parse_kdoc("Warning: 174\n", src, f) == [
+        (f, 174, "warning: ")]
+
+
 def test_kernel_doc_lines_parse_without_column():
     """kernel-doc's file:line: lines (no column) are parsed too."""
     out = ("drivers/net/ethernet/microchip/lan743x_main.c:55: warning: "

@@ -10,9 +10,15 @@ order:
   sparse      sparse (C=2) over the lan743x files
   build-arm   lan743x cross-built for ARMv7 (imx_v6_v7_defconfig) with W=1
   checkpatch  scripts/checkpatch.pl --strict on the patch
-  kernel-doc  scripts/kernel-doc -none on the files the patch touches
+  kernel-doc  scripts/kernel-doc -Wall -none on the files the patch
+              touches
   coccinelle  scripts/coccinelle/**/*.cocci (report mode) on the touched
-              lan743x_* files
+              lan743x_* files, once for the whole stack: its last patch
+              against its start; only when that adds a finding is each
+              patch checked, to name the one that adds it (spatch is the
+              most expensive check: per patch it took half of a cold
+              run's check time). A finding that one patch adds and a later
+              patch of the same stack removes is not seen.
   py-lint     ruff check and pylint --disable=R (the tree's .pylintrc) on
               the touched tools/testing/selftests/**/*.py files, as
               netdev's patchwork checks run them; import resolution
@@ -121,6 +127,38 @@ def norm_path(path, src, obj=None):
     return p
 
 
+#: a coccinelle report (coccilib.report.print_report): "file:line:col-col:
+#: message", the message free-form ("WARNING: ...", "ERROR: ...", "WARNING
+#: opportunity for ...")
+COCCI_RE = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):\d+-\d+: "
+                      r"(?P<msg>.*)$")
+
+
+def parse_cocci(text, src):
+    """[(file, line, message)] of spatch's reports in TEXT."""
+    return [(norm_path(m["file"], src), int(m["line"]), m["msg"].strip())
+            for m in map(COCCI_RE.match, (ln.strip() for ln in
+                                          text.splitlines())) if m]
+
+
+#: kernel-doc's own format since its Python rewrite (7.3): "Warning:
+#: file:line message" (6.12's Perl one writes "file:line: warning: ...",
+#: which parse_diags reads)
+#: ("Warning: 174", a line alone, is one it writes for some comments: a
+#: finding in the file it was given)
+KDOC_RE = re.compile(r"^(?P<kind>Warning|Error): (?:(?P<file>[^\s:]+):)?"
+                     r"(?P<line>\d+)(?::? (?P<msg>.*))?$")
+
+
+def parse_kdoc(text, src, f):
+    """[(file, line, message)] of kernel-doc's "Warning: file:line ..."
+    lines in TEXT, kernel-doc having been run on F."""
+    return [(norm_path(m["file"], src) if m["file"] else f, int(m["line"]),
+             f"{m['kind'].lower()}: {(m['msg'] or '').strip()}")
+            for m in map(KDOC_RE.match, (ln.strip() for ln in
+                                         text.splitlines())) if m]
+
+
 def parse_diags(text, src, obj=None, only=DRV + "/lan743x"):
     """Return [(file, line, message)] of compiler-style diagnostics."""
     diags = []
@@ -176,13 +214,21 @@ def tool_failures(tool, f, rc, out):
     return [(f, 0, f"{tool} failed: {w}") for w in why]
 
 
+#: a line number inside a message ("Return ... on line 2217"): a patch
+#: that moves the code does not make the message new
+MSG_LINE_RE = re.compile(r"\bline \d+")
+
+
 def new_diags(before, after):
-    """Diagnostics in 'after' beyond those in 'before' (line-insensitive)."""
-    left = collections.Counter((f, msg) for f, _, msg in before)
+    """Diagnostics in 'after' beyond those in 'before' (line-insensitive,
+    also for line numbers inside the messages)."""
+    def key(f, msg):
+        return f, MSG_LINE_RE.sub("line N", msg)
+    left = collections.Counter(key(f, msg) for f, _, msg in before)
     out = []
     for f, line, msg in after:
-        if left[(f, msg)] > 0:
-            left[(f, msg)] -= 1
+        if left[key(f, msg)] > 0:
+            left[key(f, msg)] -= 1
         else:
             out.append((f, line, msg))
     return out
@@ -194,6 +240,12 @@ def new_diags(before, after):
 #: reports; edits that change no result (moves, comments, lint) keep it, so
 #: they do not turn a warm `make check` cold.
 CHECKS_REVISION = 1
+#: coccinelle's own revision in its cache keys: 3 since its reports are
+#: parsed as spatch writes them (parse_cocci); before, none was read
+COCCI_REV = 3
+#: kernel-doc's: 3 since it runs with -Wall and 7.3's "Warning: file:line"
+#: lines are read
+KDOC_REV = 3
 
 
 def lint_versions():
@@ -291,14 +343,17 @@ class Checker:
                 "tail": "" if rc == 0 else "\n".join(out.splitlines()[-25:])}
 
     def state_kerneldoc(self, files):
-        """kernel-doc -none's diagnostics of the C files among FILES."""
+        """kernel-doc -Wall -none's diagnostics of the C files among FILES."""
         diags = []
         for f in files:
             if not (self.src / f).exists() or not re.search(r"\.[ch]$", f):
                 continue
-            rc, out = run([str(self.src / "scripts/kernel-doc"), "-none",
-                           f], cwd=self.src)
+            # -Wall: netdev's CI runs it so (return values, short
+            # descriptions)
+            rc, out = run([str(self.src / "scripts/kernel-doc"), "-Wall",
+                           "-none", f], cwd=self.src)
             diags += parse_diags(out, self.src, only=None)
+            diags += parse_kdoc(out, self.src, f)
             diags += tool_failures("kernel-doc", f, rc, out)
         return {"ok": True, "diags": diags}
 
@@ -315,7 +370,7 @@ class Checker:
                   and (self.src / f).exists()]
         for f in cfiles:
             h = hashlib.sha256((self.src / f).read_bytes()).hexdigest()
-            key = self.cache / f"cocci-{h}-{self.version}.json"
+            key = self.cache / f"cocci-{h}-{self.version}-r{COCCI_REV}.json"
             if key.exists():
                 diags += [tuple(d) for d in json.loads(key.read_text())]
                 continue
@@ -335,7 +390,7 @@ class Checker:
                 outs = list(pool.map(spatch, scripts))
             fd, failed = [], []
             for s, (rc, out) in zip(scripts, outs):
-                for d in parse_diags(out, self.src, only=None):
+                for d in parse_cocci(out, self.src):
                     fd.append((d[0], d[1], f"{s.name}: {d[2]}"))
                 failed += [(d[0], d[1], f"{s.name}: {d[2]}")
                            for d in tool_failures("spatch", f, rc, out)]
@@ -372,10 +427,10 @@ class Checker:
         """Run state check 'name' on the current tree, cached by tree id."""
         tree = git(self.src, "rev-parse", "HEAD^{tree}")
         fkey = ",".join(sorted(files))
-        # coccinelle's states since spatch's failures count (tool_failures)
-        # and scripts it cannot run here are left out (runnable_cocci);
-        # its per-file results stay cached by the files' contents
-        rev = "|cocci-2" if name == "coccinelle" else ""
+        # coccinelle's states and per-file results carry COCCI_REV: the
+        # revision of how its output is read
+        rev = {"coccinelle": f"|cocci-{COCCI_REV}",
+               "kernel-doc": f"|kdoc-{KDOC_REV}"}.get(name, "")
         key = hashlib.sha256(
             f"{name}|{tree}|{fkey}|{self.version}{rev}".encode()
         ).hexdigest()[:24]
@@ -477,6 +532,8 @@ class Checker:
                 print(f"check: 0 passed, 1 failed ({len(patches)} patches)")
                 return 1
         prev = {}
+        start = git(src, "rev-parse", "HEAD")
+        applied = []  # (name, commit, files) of each patch applied
         for patch in [None] + patches:
             if patch is not None:
                 name = Path(patch).name
@@ -506,21 +563,14 @@ class Checker:
                     sys.exit(f"error: the base itself fails {base_bad}: "
                              "is the toolchain installed? (make setup)")
                 continue
+            applied.append((name, git(src, "rev-parse", "HEAD"), files))
             for c in checks:
+                if c == "coccinelle":
+                    continue  # once for the stack, below
                 if c == "checkpatch":
                     ok, det = self.checkpatch(patch)
-                elif c in ("kernel-doc", "coccinelle", "py-lint"):
-                    progress(f"{name}: {c}")
-                    after = self.state(c, files)
-                    parent = git(src, "rev-parse", "HEAD~1")
-                    head = git(src, "rev-parse", "HEAD")
-                    git(src, "checkout", "-q", parent)
-                    before = self.state(c, files)
-                    git(src, "checkout", "-q", head)
-                    new = new_diags([tuple(d) for d in before["diags"]],
-                                    [tuple(d) for d in after["diags"]])
-                    ok = not new
-                    det = [f"{f}:{ln}: {m}" for f, ln, m in new]
+                elif c in ("kernel-doc", "py-lint"):
+                    ok, det = self.compare(c, name, files)
                 else:
                     r = cur[c]
                     if not r["ok"]:
@@ -534,6 +584,8 @@ class Checker:
                 results.append((name, c, ok, det))
                 self.report(results[-1])
             prev = cur
+        if "coccinelle" in checks and applied:
+            results += self.cocci_stack(start, applied)
         git(src, "checkout", "-q", "-f", "base")
         failed = [r for r in results if not r[2]]
         self.passed, self.failed = len(results) - len(failed), len(failed)
@@ -541,6 +593,57 @@ class Checker:
               f"{self.failed} failed ({len(patches)} patches, "
               f"{int(time.time() - T0)}s)", flush=True)
         return 1 if failed else 0
+
+    def compare(self, check, name, files):
+        """State check CHECK on FILES at HEAD against HEAD~1, the commit
+        of patch NAME: (ok, the diagnostics HEAD adds)."""
+        progress(f"{name}: {check}")
+        after = self.state(check, files)
+        parent = git(self.src, "rev-parse", "HEAD~1")
+        head = git(self.src, "rev-parse", "HEAD")
+        git(self.src, "checkout", "-q", parent)
+        before = self.state(check, files)
+        git(self.src, "checkout", "-q", head)
+        new = new_diags([tuple(d) for d in before["diags"]],
+                        [tuple(d) for d in after["diags"]])
+        return not new, [f"{f}:{ln}: {m}" for f, ln, m in new]
+
+    def cocci_stack(self, start, applied):
+        """coccinelle on the stack's last commit against START, for the
+        files its patches (APPLIED: name, commit, files) touch; if that
+        adds a finding, each patch against its parent too, so that the
+        report names the patch that adds it. The results to report."""
+        src = self.src
+        files = sorted({f for _, _, fs in applied for f in fs})
+        first, last = applied[0][0], applied[-1][0]
+        what = (last if len(applied) == 1 else
+                f"{first[:4]}..{last[:4]} (the stack's result)")
+        progress(f"{what}: coccinelle")
+        tip = applied[-1][1]
+        git(src, "checkout", "-q", tip)
+        after = self.state("coccinelle", files)
+        git(src, "checkout", "-q", start)
+        before = self.state("coccinelle", files)
+        new = new_diags([tuple(d) for d in before["diags"]],
+                        [tuple(d) for d in after["diags"]])
+        if not new:
+            git(src, "checkout", "-q", tip)
+            r = (what, "coccinelle", True, [])
+            self.report(r)
+            return [r]
+        results = []
+        for name, commit, fs in applied:
+            git(src, "checkout", "-q", commit)
+            ok, det = self.compare("coccinelle", name, fs)
+            if not ok:
+                results.append((name, "coccinelle", ok, det))
+                self.report(results[-1])
+        if len(applied) > 1 or not results:
+            results.append((what, "coccinelle", False, [
+                f"{f}:{ln}: {m}" for f, ln, m in new]))
+            self.report(results[-1])
+        git(src, "checkout", "-q", tip)
+        return results
 
     def report(self, r):
         """Print one result (patch, check, ok, details)."""
