@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "lab" / "series"))
 from patchids import patch_ids
 
 # The runs the README's tables come from (measurements/<run>/summary.json).
-X86 = "bench-split-20261204"        # make bench swiotlb=off, the patches as they are
+X86 = "bench-current-20261204"       # make bench swiotlb=off, the patches as they are
 X86_SYNC = "bench-v3-20261128"      # swiotlb=force cells (sync counts), v3
 ARM = "arm-bench-split-20261204"     # bench.py --arch armv7, hist triggers, the patches as they are
 PINNED = X86                        # pages held after RX
