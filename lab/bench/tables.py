@@ -41,7 +41,7 @@ from patchids import patch_ids
 # The runs the README's tables come from (measurements/<run>/summary.json).
 X86 = "bench-current-20261204"       # make bench swiotlb=off, the patches as they are
 X86_SYNC = "bench-v3-20261128"      # swiotlb=force cells (sync counts), v3
-ARM = "arm-bench-split-20261204"     # bench.py --arch armv7, hist triggers, the patches as they are
+ARM = "arm-bench-current-20261204"  # bench.py --arch armv7, hist triggers, the patches now
 PINNED = X86                        # pages held after RX
 ATUP = "bench-v4-atup-20261201"     # the same, each MTU set with DUT down
 SLAB = "bench-slab-20261202"        # as ATUP, the emptied slabs counted too
