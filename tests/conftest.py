@@ -143,8 +143,11 @@ def fixture_srctree():
     return Path(p.stdout.strip().splitlines()[-1])
 
 
-def make_patch(srctree, outdir, name, edit, path=DRV + "/lan743x_main.c"):
-    """Write a git-am-able patch that applies to base: edit(text) -> text."""
+def make_patch(srctree, outdir, name, edit, path=DRV + "/lan743x_main.c",
+               before=None):
+    """Write a git-am-able patch that applies to base: edit(text) -> text;
+    with BEFORE (text -> text), to the base as BEFORE leaves it (a later
+    patch of a series)."""
     work = Path(outdir) / f"repo-{name}"
     work.mkdir(parents=True)
     env = dict(os.environ, GIT_AUTHOR_NAME="Lab Fixture",
@@ -152,6 +155,8 @@ def make_patch(srctree, outdir, name, edit, path=DRV + "/lan743x_main.c"):
                GIT_COMMITTER_NAME="Lab Fixture",
                GIT_COMMITTER_EMAIL="fixture@lan743x-lab.invalid")
     base = run(["git", "-C", str(srctree), "show", f"base:{path}"]).stdout
+    if before:
+        base = before(base)
     f = work / path
     f.parent.mkdir(parents=True)
     f.write_text(base)
