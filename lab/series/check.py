@@ -594,12 +594,12 @@ class Checker:
               f"{int(time.time() - T0)}s)", flush=True)
         return 1 if failed else 0
 
-    def compare(self, check, name, files):
-        """State check CHECK on FILES at HEAD against HEAD~1, the commit
-        of patch NAME: (ok, the diagnostics HEAD adds)."""
+    def compare(self, check, name, files, since="HEAD~1"):
+        """State check CHECK on FILES at HEAD (patch NAME, or NAME the
+        stack's patches) against SINCE: (ok, the diagnostics HEAD adds)."""
         progress(f"{name}: {check}")
         after = self.state(check, files)
-        parent = git(self.src, "rev-parse", "HEAD~1")
+        parent = git(self.src, "rev-parse", since)
         head = git(self.src, "rev-parse", "HEAD")
         git(self.src, "checkout", "-q", parent)
         before = self.state(check, files)
@@ -618,31 +618,22 @@ class Checker:
         first, last = applied[0][0], applied[-1][0]
         what = (last if len(applied) == 1 else
                 f"{first[:4]}..{last[:4]} (the stack's result)")
-        progress(f"{what}: coccinelle")
-        tip = applied[-1][1]
-        git(src, "checkout", "-q", tip)
-        after = self.state("coccinelle", files)
-        git(src, "checkout", "-q", start)
-        before = self.state("coccinelle", files)
-        new = new_diags([tuple(d) for d in before["diags"]],
-                        [tuple(d) for d in after["diags"]])
-        if not new:
-            git(src, "checkout", "-q", tip)
+        git(src, "checkout", "-q", applied[-1][1])
+        ok, det = self.compare("coccinelle", what, files, since=start)
+        if ok:
             r = (what, "coccinelle", True, [])
             self.report(r)
             return [r]
         results = []
         for name, commit, fs in applied:
             git(src, "checkout", "-q", commit)
-            ok, det = self.compare("coccinelle", name, fs)
+            ok, pdet = self.compare("coccinelle", name, fs)
             if not ok:
-                results.append((name, "coccinelle", ok, det))
+                results.append((name, "coccinelle", ok, pdet))
                 self.report(results[-1])
         if len(applied) > 1 or not results:
-            results.append((what, "coccinelle", False, [
-                f"{f}:{ln}: {m}" for f, ln, m in new]))
+            results.append((what, "coccinelle", False, det))
             self.report(results[-1])
-        git(src, "checkout", "-q", tip)
         return results
 
     def report(self, r):
