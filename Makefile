@@ -11,7 +11,8 @@ ARCH ?= x86_64
 unexport ARCH
 # FULL=1: make bench's whole matrix (default: a first run's subset)
 FULL ?=
-# make test runs the tests on two pytest-xdist workers, a test file to a
+# make test runs the series checks beside the tests (lab/test.sh), and
+# the tests on three pytest-xdist workers, a test file to a
 # worker at a time (--dist loadfile: a file's tests share its module
 # fixtures, the VM they boot and its state), in the order
 # tests/conftest.py gives: the selftests in the VM (both stacks, one after
@@ -73,9 +74,9 @@ qemu: setup
 unit: setup
 	@$(PY) -m pytest -q tests
 
+# the check and pytest side by side (lab/test.sh)
 test: setup
-	@$(PY) lab/series/check.py
-	@$(PY) -m pytest -q -rs --durations=25 $(PYTEST_XDIST) tests
+	@PY="$(PY)" PYTEST_XDIST="$(PYTEST_XDIST)" bash lab/test.sh
 
 # the bench in the guest of ARCH ($(1)); lab/bench/bench.py --help
 # MODEL="rx-fifo-kib=12 peer-pause=1": properties of the emulated device

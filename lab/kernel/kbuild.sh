@@ -46,36 +46,56 @@ srctree() {
 	src=$CACHE/src/linux-$v
 	if [ ! -e "$src/.git/lab-base-version" ]; then
 		mkdir -p "$CACHE/src"
-		unpack_base "$src"
+		# one unpacking at a time, whichever tree's lock the caller
+		# holds (the check's and the main tree's builds run side by side)
+		(
+			flock 7
+			[ -e "$src/.git/lab-base-version" ] || unpack_base "$src"
+		) 7>"$CACHE/src/unpack-$v.lock" || exit 1
 	fi
 	echo "$src"
 }
 
-# srcfor VARIANT: the source tree a variant builds from. The checking
-# variants (guest, armv7-imx) share the main tree with `make check`; bench
-# and debug kernels get a worktree of their own, so their long builds do
-# not hold up checks and module builds of the others.
-srcfor() {
-	local main wt
+# checking: LAN743X_CHECK_TREE=1 (lab/series/check.py sets it) gives the
+# checking variants (guest, armv7-imx) a worktree of the check's own
+# (<tree>-check), its own lock and O= directories: make test runs the
+# check beside the VM kernels' and modules' builds, which use the main tree.
+checking() { [ "${LAN743X_CHECK_TREE:-0}" = 1 ]; }
+
+# treename VARIANT: the worktree VARIANT builds in, as a suffix of the
+# main tree's directory; empty for the main tree itself. The checking
+# variants share the main tree with module builds (or, checking, the
+# check's worktree); bench and debug kernels get a worktree of their own,
+# so their long builds do not hold up checks and module builds of the
+# others.
+treename() {
 	case "$1" in
-	guest | armv7-imx) srctree ;;
-	*)
-		main=$(srctree)
-		wt="$main-$1"
-		if [ ! -e "$wt/.git" ]; then
-			git -C "$main" worktree prune
-			git -C "$main" worktree add -q --detach "$wt" base >/dev/null
-		fi
-		echo "$wt"
-		;;
+	guest | armv7-imx | "") ! checking || echo check ;;
+	*) echo "$1" ;;
 	esac
 }
 
+# srcfor VARIANT: the source tree a variant builds from (treename)
+srcfor() {
+	local main wt name
+	name=$(treename "$1")
+	main=$(srctree)
+	if [ -z "$name" ]; then
+		echo "$main"
+		return
+	fi
+	wt="$main-$name"
+	if [ ! -e "$wt/.git" ]; then
+		git -C "$main" worktree prune
+		git -C "$main" worktree add -q --detach "$wt" base >/dev/null
+	fi
+	echo "$wt"
+}
+
 lockname() {
-	case "$1" in
-	guest | armv7-imx | "") echo "src-$LAB_BASE" ;;
-	*) echo "src-$LAB_BASE-$1" ;;
-	esac
+	local name
+	name=$(treename "$1")
+	echo "src-$LAB_BASE${name:+-$name}"
 }
 
 fragments() {
@@ -166,6 +186,8 @@ objdir() {
 		"$cc" --version | head -1
 		is_arm "$variant" || pip show virtme-ng 2>/dev/null | grep ^Version
 		echo "layout 2"  # bump when this script changes how trees are built
+		# the check's own O= directories (checking)
+		case "$variant" in guest | armv7-imx) ! checking || echo "tree check" ;; esac
 		# only a kernel with core changes adds a line: the key of a base
 		# alone stays what it was
 		core=$(core_key "$variant")
@@ -236,20 +258,22 @@ configure() {
 }
 
 with_src_lock() {
-	local name gitdir
+	local name tree gitdir
 	name=$(lockname "${1:-}")
+	tree=$(treename "${1:-}")
 	# A run killed while git worked in the tree leaves git's own lock
 	# files behind; with our lock held they are stale.
 	gitdir=$CACHE/src/linux-$(base_version)
-	if [ "$name" = "src-$LAB_BASE" ]; then
+	if [ -z "$tree" ]; then
 		gitdir=$gitdir/.git
 	else
-		# a worktree's .git names its git directory
-		gitdir=$(sed -n 's/^gitdir: //p' "$gitdir-$1/.git" 2>/dev/null)
+		# a worktree's .git names its git directory (none yet: nothing
+		# to clear)
+		gitdir=$(sed -n 's/^gitdir: //p' "$gitdir-$tree/.git" 2>/dev/null || true)
 	fi
-	# check.py holds the main lock for its whole run and tells us so (it
+	# check.py holds its tree's lock for its whole run and tells us so (it
 	# waits for us: none of its git commands runs meanwhile)
-	if [ "$name" = "src-$LAB_BASE" ] && [ "${LAN743X_SRC_LOCKED:-0}" = 1 ]; then
+	if [ "$name" = "$(lockname "")" ] && [ "${LAN743X_SRC_LOCKED:-0}" = 1 ]; then
 		clear_stale_git_locks "$gitdir"
 		return
 	fi
@@ -394,7 +418,7 @@ cmd=${1:-}
 [ -n "$cmd" ] || die "usage: kbuild.sh srctree|objdir|core|prepare|kernel|module ..."
 shift
 case "$cmd" in
-srctree) with_src_lock; srctree ;;
+srctree) with_src_lock; srcfor "" ;;
 srcrepo)
 	# the base repository only (objects, tag 'base'): no lock once it exists
 	v=$(base_version)

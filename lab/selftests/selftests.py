@@ -235,6 +235,14 @@ def kernel_headers():
     return hdr / "usr/include"
 
 
+def lab_base():
+    """The base of the stack this run is for (common.sh's LAB_BASE)."""
+    return subprocess.run(["bash", "-c",
+                           f'. "{LAB}/common.sh" && echo "$LAB_BASE"'],
+                          text=True, capture_output=True,
+                          check=False).stdout.strip() or "base"
+
+
 def build_tree(ksft, key=""):
     """A persistent copy of the extracted tree (per base) to build in.
 
@@ -248,10 +256,7 @@ def build_tree(ksft, key=""):
     wildcard of a Makefile installs a stale file.
     """
     top = ksft.parents[2]
-    base = subprocess.run(["bash", "-c",
-                           f'. "{LAB}/common.sh" && echo "$LAB_BASE"'],
-                          text=True, capture_output=True,
-                          check=False).stdout.strip() or "base"
+    base = lab_base()
     bt = CACHE / "ksft-build" / (base + key)
     if key and not bt.exists() and (CACHE / "ksft-build" / base).is_dir():
         # what the subset's build made (libbpf, ynl) need not be redone
@@ -289,8 +294,11 @@ def install_tests(ksft, dest, whole=False):
     dest. whole (make ksft): TARGETS WHOLE instead, in a build tree of
     its own (<base>-whole), so that the subset's stays as it is."""
     (CACHE / "ksft-build").mkdir(parents=True, exist_ok=True)
-    with open(CACHE / "ksft-build" / ".lock", "w", encoding="utf-8") as lock:
-        # two stacks on one base share the build tree: one at a time
+    with open(CACHE / "ksft-build" / f".lock-{lab_base()}", "w",
+              encoding="utf-8") as lock:
+        # two stacks on one base share the build tree (and the whole
+        # targets' tree starts as a copy of it): one at a time; the
+        # other base's builds beside it
         fcntl.flock(lock, fcntl.LOCK_EX)
         bt = build_tree(ksft, "-whole" if whole else "")
         tg = WHOLE if whole else targets(bt)

@@ -96,10 +96,15 @@ def lab_conf(stack, expr):
     return out.strip()
 
 
-def kbuild(*args):
+#: kbuild.sh's switch to the check's own worktree and O= directories
+CHECK_TREE = "LAN743X_CHECK_TREE"
+
+
+def kbuild(*args, env=None):
     """The last line lab/kernel/kbuild.sh ARGS prints (a path); its other
     lines go to stderr. Exits if it fails."""
-    rc, out = run(["bash", str(LAB / "kernel" / "kbuild.sh"), *args])
+    rc, out = run(["bash", str(LAB / "kernel" / "kbuild.sh"), *args],
+                  env=env)
     if rc:
         sys.exit(out.rstrip() or f"error: kbuild.sh {' '.join(args)} failed")
     lines = [line for line in out.splitlines() if line.strip()]
@@ -176,6 +181,8 @@ def parse_diags(text, src, obj=None, only=DRV + "/lan743x"):
     return diags
 
 
+#: the option gcc names at the end of a warning it was asked for
+GCC_OPTION_RE = re.compile(r"\[-W[^\]]+\]$")
 #: seconds spatch may spend on one script and file before it gives up; a
 #: timeout is a failure of the check (tool_failures), not a clean result
 SPATCH_TIMEOUT = int(os.environ.get("LAN743X_SPATCH_TIMEOUT", "120"))
@@ -273,7 +280,12 @@ class Checker:
             "LAN743X_LAB_CACHE",
             Path.home() / ".cache" / "lan743x-lab")) / "check-results"
         self.cache.mkdir(parents=True, exist_ok=True)
-        objdirs = "".join(kbuild("objdir", v) for v in ("guest", "armv7-imx"))
+        # keyed by the O= directories of the main tree: the check's own
+        # (CHECK_TREE) follow from the same inputs, and results cached
+        # before it had them stay valid
+        main_env = {k: v for k, v in os.environ.items() if k != CHECK_TREE}
+        objdirs = "".join(kbuild("objdir", v, env=main_env)
+                          for v in ("guest", "armv7-imx"))
         objdirs += "sparse-lab-2"  # the lab's own sparse (see state_sparse)
         self.version = hashlib.sha256(
             f"checks {CHECKS_REVISION}".encode() + objdirs.encode() +
@@ -301,11 +313,12 @@ class Checker:
         return files
 
     # -- state checks (run on a tree, compared parent vs child) ---------
-    def build(self, variant, extra):
+    def build(self, variant, extra, fresh=True):
         """Build the driver's directory for VARIANT with make options EXTRA:
-        (status, output, build directory)."""
+        (status, output, build directory). FRESH: every object compiled
+        again (each file's warnings are printed)."""
         obj = self.objdir(variant)
-        for o in (obj / DRV).glob("lan743x*.o"):
+        for o in (obj / DRV).glob("lan743x*.o") if fresh else ():
             o.unlink()
         arch = (["ARCH=arm", "CROSS_COMPILE=arm-linux-gnueabihf-"]
                 if variant == "armv7-imx" else ["ARCH=x86_64"])
@@ -333,12 +346,20 @@ class Checker:
         """sparse's diagnostics (C=2) of the guest build."""
         # the lab's own sparse (lab/common.sh sparse_bin): the kernel turns
         # C=2 off with only a warning when its checker is too old
-        rc, out, obj = self.build("guest", ["C=2", f"CHECK={self.sparse}"])
+        # C=2 runs sparse over every file whether or not it is compiled;
+        # with build-x86's options the objects build-x86 has just made are
+        # up to date and not compiled again. What is compiled (a tree
+        # build-x86 has not built) prints gcc's warnings, which are
+        # build-x86's to report: each ends in its option, "[-W...]"
+        rc, out, obj = self.build("guest", ["W=1", "KCFLAGS=-Wno-error",
+                                            "C=2", f"CHECK={self.sparse}"],
+                                  fresh=False)
         if "is not available or not up to date" in out:
             return {"ok": False, "diags": [],
                     "tail": "sparse did not run: " + "\n".join(
                         ln for ln in out.splitlines() if "C=2" in ln)}
-        diags = [d for d in parse_diags(out, self.src, obj)]
+        diags = [d for d in parse_diags(out, self.src, obj)
+                 if not GCC_OPTION_RE.search(d[2])]
         return {"ok": rc == 0, "diags": diags,
                 "tail": "" if rc == 0 else "\n".join(out.splitlines()[-25:])}
 
@@ -671,16 +692,19 @@ def check_stack(args, stack, patches_dir=None):
     if stack in NO_PY_LINT and "py-lint" in args.checks:
         args.checks = [c for c in args.checks if c != "py-lint"]
         print(f"check {stack}: no py-lint: {NO_PY_LINT[stack]}", flush=True)
-    # One user of a base's cached source tree at a time (kbuild.sh takes
-    # the same lock; our children are told we hold it).
+    # The check works in a worktree of the base and O= directories of its
+    # own (kbuild.sh, CHECK_TREE): VM kernels and modules, built from the
+    # main tree, build beside it. One check of a base at a time
+    # (kbuild.sh takes the same lock; our children are told we hold it).
+    os.environ[CHECK_TREE] = "1"
     cache = Path(os.environ.get("LAN743X_LAB_CACHE",
                                 Path.home() / ".cache" / "lan743x-lab"))
     cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / f"src-{base}.lock", "w", encoding="utf-8") as lock:
+    with open(cache / f"src-{base}-check.lock", "w", encoding="utf-8") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            progress(f"waiting for another build using the {base} source tree")
+            progress(f"waiting for another check of the {base} base")
             fcntl.flock(lock, fcntl.LOCK_EX)
         os.environ["LAN743X_SRC_LOCKED"] = "1"
         try:
