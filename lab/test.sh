@@ -4,16 +4,16 @@
 #
 # The check builds in a worktree and O= directories of its own
 # (lab/kernel/kbuild.sh, LAN743X_CHECK_TREE), so nothing it does waits for
-# the tests' builds or they for it. Both are CPU-bound on a cold cache:
-# the tests run at nice $TEST_NICE, so that the check keeps most of the
-# cores while it runs (its tools' time limits, such as spatch's, are
-# counted in wall-clock time) and the tests' kernel and QEMU builds take
-# what it leaves idle (its checkpatch, kernel-doc and git steps use one
-# core).
+# the tests' builds or they for it. On a cold cache both are CPU-bound;
+# the check runs at nice $CHECK_NICE: the tests' QEMU and kernel builds
+# come first, as every VM test waits for them, and the check takes the
+# cores the VM tests leave idle (a TCG guest waits on its timers and
+# I/O). Its tools' time limits count CPU seconds (spatch: prlimit), which
+# its priority does not stretch.
 #
 #   PY            python (python3)
 #   PYTEST_XDIST  pytest-xdist options (the Makefile's)
-#   TEST_NICE     niceness of the tests while the check runs (10)
+#   CHECK_NICE    niceness of the check (10)
 #
 # Exits non-zero if either fails; the pytest summary comes last.
 set -uo pipefail
@@ -22,10 +22,11 @@ PY=${PY:-python3}
 read -r -a XDIST <<<"${PYTEST_XDIST-}"
 
 # the check, its output line by line with a prefix
-"$PY" -u lab/series/check.py > >(sed -u 's/^/[check] /') 2>&1 &
+nice -n "${CHECK_NICE:-10}" "$PY" -u lab/series/check.py \
+	> >(sed -u 's/^/[check] /') 2>&1 &
 check_pid=$!
 
-nice -n "${TEST_NICE:-10}" "$PY" -m pytest -q -rs --durations=25 "${XDIST[@]}" tests
+"$PY" -m pytest -q -rs --durations=25 "${XDIST[@]}" tests
 test_rc=$?
 
 wait "$check_pid"

@@ -6,6 +6,7 @@ problem; `make check` must exit non-zero and name the patch and the check.
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -82,11 +83,9 @@ def test_clean_fixture_passes_the_same_checks(srctree, tmp_path):
     assert "check: 4 passed, 0 failed" in out, out
 
 
-def test_spatch_timeout_fails_the_check(srctree, tmp_path):
-    """A coccinelle script that times out on the patched file fails make
-    check: spatch names the timeout and exits 0, so the check reads its
-    words (a fake spatch says them for the fixture's file and runs the
-    real one for every other)."""
+def fake_spatch(tmp_path, marker, action):
+    """A spatch in tmp_path/bin that runs ACTION (shell) for a file holding
+    MARKER and the real spatch for every other file."""
     real = shutil.which("spatch")
     assert real, "spatch not installed: make setup"
     fake = tmp_path / "bin" / "spatch"
@@ -94,11 +93,21 @@ def test_spatch_timeout_fails_the_check(srctree, tmp_path):
     fake.write_text(
         "#!/bin/bash\n"
         'for a in "$@"; do f=$a; done\n'
-        'if grep -qs "lab fixture: spatch timeout" "$f"; then\n'
-        '  echo "timeout (we abort): $f"; exit 0\n'
+        f'if grep -qs "{marker}" "$f"; then\n'
+        f"{action}"
         "fi\n"
         f'exec {real} "$@"\n')
     fake.chmod(0o755)
+    return fake
+
+
+def test_spatch_timeout_fails_the_check(srctree, tmp_path):
+    """A coccinelle script that times out on the patched file fails make
+    check: spatch names the timeout and exits 0, so the check reads its
+    words (a fake spatch says them for the fixture's file and runs the
+    real one for every other)."""
+    fake = fake_spatch(tmp_path, "lab fixture: spatch timeout",
+                       '  echo "timeout (we abort): $f"; exit 0\n')
     pdir = make_patch(srctree, tmp_path, "spatchtimeout", lambda t:
                       after_includes(t, "\n/* lab fixture: spatch timeout */\n"))
     p = run(["make", "-s", "check", f"PATCHES={pdir}", "CHECKS=coccinelle"],
@@ -109,6 +118,35 @@ def test_spatch_timeout_fails_the_check(srctree, tmp_path):
                      r"\.patch coccinelle$", out, re.MULTILINE), out
     assert "spatch failed: timeout (we abort)" in out, out
 
+
+
+def test_spatch_cpu_limit_fails_the_check(srctree, tmp_path):
+    """A coccinelle script that spends more than its CPU seconds on the
+    patched file is stopped (SIGXCPU) and fails make check, naming the
+    limit. A fake spatch spins on the fixture's file with
+    misc/array_size.cocci (which takes the real one under a second on the
+    base's file), says nothing for the other scripts on it, and runs the
+    real one on every other file, so that no result of the fake's is
+    cached for a real file."""
+    fake = fake_spatch(
+        tmp_path, "lab fixture: spatch spins",
+        '  case "$*" in *misc/array_size.cocci*) while :; do :; done ;; esac\n'
+        "  exit 0\n")
+    # a file content of its own each run: no result cached for an earlier
+    # one stands for this run's
+    nonce = f"{os.getpid()}-{time.time_ns()}"
+    pdir = make_patch(srctree, tmp_path, "spatchspins", lambda t: after_includes(
+        t, f"\n/* lab fixture: spatch spins {nonce} */\n"))
+    p = run(["make", "-s", "check", f"PATCHES={pdir}", "CHECKS=coccinelle"],
+            env=dict(os.environ, LAN743X_SPATCH_TIMEOUT="2",
+                     PATH=f"{fake.parent}:{os.environ['PATH']}"),
+            timeout=600)  # without the limit the fake spins on
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out
+    assert re.search(r"^FAIL \S+/0001-net-lan743x-lab-fixture-spatchspins"
+                     r"\.patch coccinelle$", out, re.MULTILINE), out
+    assert ("array_size.cocci: spatch failed: stopped after 2 s of CPU "
+            "(SIGXCPU)") in out, out
 
 
 def make_series(srctree, outdir, name, edits):

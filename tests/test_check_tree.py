@@ -12,19 +12,22 @@ from pathlib import Path
 from conftest import LAB, ROOT, run
 from test_stale_git_lock import fake_cache, kbuild
 
-CHECK = {"LAN743X_CHECK_TREE": "1"}
+CHECK = {"LAN743X_CHECK_TREE": "check"}
 
 
 def test_check_objdirs_are_its_own(tmp_path):
-    """The checking variants get O= directories of the check's own; the
-    others keep theirs."""
+    """The checking variants get O= directories of the check's own (the
+    stacks' and the fixture patches' apart); the others keep theirs."""
     cache, _src, _ = fake_cache(tmp_path)
     for variant in ("guest", "armv7-imx"):
         main = kbuild(cache, "objdir", variant)
         check = kbuild(cache, "objdir", variant, **CHECK)
         assert main.returncode == 0 and check.returncode == 0, \
             main.stderr + check.stderr
+        fixtures = kbuild(cache, "objdir", variant,
+                          LAN743X_CHECK_TREE="check-fixtures")
         assert main.stdout != check.stdout, variant
+        assert fixtures.stdout not in (main.stdout, check.stdout), variant
     bench = [kbuild(cache, "objdir", "bench", **e).stdout for e in ({}, CHECK)]
     assert bench[0] == bench[1]
 

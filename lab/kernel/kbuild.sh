@@ -56,11 +56,13 @@ srctree() {
 	echo "$src"
 }
 
-# checking: LAN743X_CHECK_TREE=1 (lab/series/check.py sets it) gives the
-# checking variants (guest, armv7-imx) a worktree of the check's own
-# (<tree>-check), its own lock and O= directories: make test runs the
-# check beside the VM kernels' and modules' builds, which use the main tree.
-checking() { [ "${LAN743X_CHECK_TREE:-0}" = 1 ]; }
+# checking: LAN743X_CHECK_TREE=NAME (lab/series/check.py sets it: check
+# for the stacks, check-fixtures for a directory of patches) gives the
+# checking variants (guest, armv7-imx) a worktree of that check's own
+# (<tree>-NAME), its own lock and O= directories: make test runs the check
+# beside the VM kernels' and modules' builds, which use the main tree, and
+# beside the tests that check fixture patches.
+checking() { [ -n "${LAN743X_CHECK_TREE:-}" ]; }
 
 # treename VARIANT: the worktree VARIANT builds in, as a suffix of the
 # main tree's directory; empty for the main tree itself. The checking
@@ -70,7 +72,7 @@ checking() { [ "${LAN743X_CHECK_TREE:-0}" = 1 ]; }
 # others.
 treename() {
 	case "$1" in
-	guest | armv7-imx | "") ! checking || echo check ;;
+	guest | armv7-imx | "") ! checking || echo "$LAN743X_CHECK_TREE" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -187,7 +189,7 @@ objdir() {
 		is_arm "$variant" || pip show virtme-ng 2>/dev/null | grep ^Version
 		echo "layout 2"  # bump when this script changes how trees are built
 		# the check's own O= directories (checking)
-		case "$variant" in guest | armv7-imx) ! checking || echo "tree check" ;; esac
+		case "$variant" in guest | armv7-imx) ! checking || echo "tree $LAN743X_CHECK_TREE" ;; esac
 		# only a kernel with core changes adds a line: the key of a base
 		# alone stays what it was
 		core=$(core_key "$variant")

@@ -40,6 +40,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -183,9 +184,14 @@ def parse_diags(text, src, obj=None, only=DRV + "/lan743x"):
 
 #: the option gcc names at the end of a warning it was asked for
 GCC_OPTION_RE = re.compile(r"\[-W[^\]]+\]$")
-#: seconds spatch may spend on one script and file before it gives up; a
-#: timeout is a failure of the check (tool_failures), not a clean result
+#: CPU seconds spatch may spend on one script and file before it is
+#: stopped (prlimit; SIGXCPU); reaching it is a failure of the check
+#: (tool_failures), not a clean result. CPU time, not wall-clock: make
+#: test runs the check at a low priority beside the tests (lab/test.sh),
+#: which stretches its wall-clock time by any amount. spatch's own
+#: --timeout counts wall-clock seconds: SPATCH_WALL, a bound on a hang.
 SPATCH_TIMEOUT = int(os.environ.get("LAN743X_SPATCH_TIMEOUT", "120"))
+SPATCH_WALL = 30 * SPATCH_TIMEOUT
 #: lines by which a tool says it gave up rather than reported
 TOOL_FAIL_RE = {
     # kernel-doc exits 0 when it cannot read a file; a crash is Python's
@@ -215,6 +221,8 @@ def tool_failures(tool, f, rc, out):
     already has is not."""
     why = [ln.strip() for ln in out.splitlines()
            if TOOL_FAIL_RE[tool].match(ln.strip())]
+    if tool == "spatch" and rc == -signal.SIGXCPU:
+        why = [f"stopped after {SPATCH_TIMEOUT} s of CPU (SIGXCPU)"]
     if tool == "spatch" and rc and not why:
         why = [f"exit status {rc}: " +
                (out.strip().splitlines() or ["no output"])[-1]]
@@ -365,7 +373,7 @@ class Checker:
 
     def state_kerneldoc(self, files):
         """kernel-doc -Wall -none's diagnostics of the C files among FILES."""
-        diags = []
+        diags, tool_failed = [], False
         for f in files:
             if not (self.src / f).exists() or not re.search(r"\.[ch]$", f):
                 continue
@@ -375,8 +383,10 @@ class Checker:
                            "-none", f], cwd=self.src)
             diags += parse_diags(out, self.src, only=None)
             diags += parse_kdoc(out, self.src, f)
-            diags += tool_failures("kernel-doc", f, rc, out)
-        return {"ok": True, "diags": diags}
+            failed = tool_failures("kernel-doc", f, rc, out)
+            diags += failed
+            tool_failed = tool_failed or bool(failed)
+        return {"ok": True, "diags": diags, "tool_failed": tool_failed}
 
     def cocci_scripts(self):
         """The tree's coccinelle scripts."""
@@ -386,7 +396,7 @@ class Checker:
     def state_cocci(self, files):
         """The report-mode coccinelle scripts' diagnostics of the driver's
         C files among FILES (cached by file content)."""
-        diags = []
+        diags, tool_failed = [], False
         cfiles = [f for f in files if re.match(DRV + r"/lan743x_\w+\.c$", f)
                   and (self.src / f).exists()]
         for f in cfiles:
@@ -400,10 +410,13 @@ class Checker:
                        and runnable_cocci(s)]
 
             def spatch(script, f=f):
-                return run(["spatch", "-D", "report", "--very-quiet",
+                # SIGXCPU at the limit (SIGKILL 5 s after, if ignored)
+                return run(["prlimit",
+                            f"--cpu={SPATCH_TIMEOUT}:{SPATCH_TIMEOUT + 5}",
+                            "spatch", "-D", "report", "--very-quiet",
                             "--no-show-diff", "--no-includes",
                             "--include-headers", "--timeout",
-                            str(SPATCH_TIMEOUT), "--cocci-file",
+                            str(SPATCH_WALL), "--cocci-file",
                             str(script), f], cwd=self.src)
             # spatch is single-threaded: one script per core at a time,
             # the reports kept in the scripts' order
@@ -418,8 +431,9 @@ class Checker:
             # a failed or timed-out script is not cached: it runs again
             if not failed:
                 key.write_text(json.dumps(fd))
+            tool_failed = tool_failed or bool(failed)
             diags += fd + failed
-        return {"ok": True, "diags": diags}
+        return {"ok": True, "diags": diags, "tool_failed": tool_failed}
 
     def state_pylint(self, files):
         """ruff's and pylint's diagnostics of the selftests among FILES."""
@@ -475,7 +489,10 @@ class Checker:
             raise ValueError(name)
         r["diags"] = [list(d) for d in r["diags"]]
         r["secs"] = round(time.time() - t, 1)
-        path.write_text(json.dumps(r))
+        # a tool that failed (a time limit, a crash) is run again next
+        # time, not remembered as this tree's result
+        if not r.pop("tool_failed", False):
+            path.write_text(json.dumps(r))
         return r
 
     # -- patch checks ---------------------------------------------------
@@ -694,13 +711,15 @@ def check_stack(args, stack, patches_dir=None):
         print(f"check {stack}: no py-lint: {NO_PY_LINT[stack]}", flush=True)
     # The check works in a worktree of the base and O= directories of its
     # own (kbuild.sh, CHECK_TREE): VM kernels and modules, built from the
-    # main tree, build beside it. One check of a base at a time
-    # (kbuild.sh takes the same lock; our children are told we hold it).
-    os.environ[CHECK_TREE] = "1"
+    # main tree, build beside it, and so do the checks of fixture patches
+    # (a tree of theirs). One check of a tree at a time (kbuild.sh takes
+    # the same lock; our children are told we hold it).
+    os.environ[CHECK_TREE] = "check-fixtures" if patches_dir else "check"
     cache = Path(os.environ.get("LAN743X_LAB_CACHE",
                                 Path.home() / ".cache" / "lan743x-lab"))
     cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / f"src-{base}-check.lock", "w", encoding="utf-8") as lock:
+    with open(cache / f"src-{base}-{os.environ[CHECK_TREE]}.lock", "w",
+              encoding="utf-8") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -741,7 +760,7 @@ def main():
     if unknown:
         sys.exit(f"error: unknown stack(s) {unknown}; lab.conf has {all_stacks}")
     for tool in ["git", "make", "gcc", "sparse", "arm-linux-gnueabihf-gcc",
-                 "spatch", "perl"]:
+                 "spatch", "perl", "prlimit"]:
         need = {"sparse": "sparse", "build-arm": "arm-linux-gnueabihf-gcc",
                 "coccinelle": "spatch"}
         if tool in need.values() and not any(
