@@ -243,8 +243,8 @@ def lab_base():
                           check=False).stdout.strip() or "base"
 
 
-def build_tree(ksft, key=""):
-    """A persistent copy of the extracted tree (per base) to build in.
+def build_tree(ksft, base, key=""):
+    """A persistent copy of the extracted tree (per BASE) to build in.
 
     make install of drivers/net/hw builds its C helpers, YNL programs and
     BPF objects (and net/lib's), which takes minutes on this machine (the
@@ -256,7 +256,6 @@ def build_tree(ksft, key=""):
     wildcard of a Makefile installs a stale file.
     """
     top = ksft.parents[2]
-    base = lab_base()
     bt = CACHE / "ksft-build" / (base + key)
     if key and not bt.exists() and (CACHE / "ksft-build" / base).is_dir():
         # what the subset's build made (libbpf, ynl) need not be redone
@@ -294,13 +293,14 @@ def install_tests(ksft, dest, whole=False):
     dest. whole (make ksft): TARGETS WHOLE instead, in a build tree of
     its own (<base>-whole), so that the subset's stays as it is."""
     (CACHE / "ksft-build").mkdir(parents=True, exist_ok=True)
-    with open(CACHE / "ksft-build" / f".lock-{lab_base()}", "w",
+    base = lab_base()
+    with open(CACHE / "ksft-build" / f".lock-{base}", "w",
               encoding="utf-8") as lock:
         # two stacks on one base share the build tree (and the whole
         # targets' tree starts as a copy of it): one at a time; the
         # other base's builds beside it
         fcntl.flock(lock, fcntl.LOCK_EX)
-        bt = build_tree(ksft, "-whole" if whole else "")
+        bt = build_tree(ksft, base, "-whole" if whole else "")
         tg = WHOLE if whole else targets(bt)
         t = time.time()
         p = subprocess.run(["make", "-s", "-C", str(bt),
