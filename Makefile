@@ -24,7 +24,7 @@ FULL ?=
 # PYTEST_XDIST= runs them one after the other.
 PYTEST_XDIST ?= -n 3 --dist loadfile --no-loadscope-reorder
 
-.PHONY: help setup tree export check kernel qemu unit test bench e2e selftests ksft soak outage partner sweep arm-e2e arm-bench arm-selftests board
+.PHONY: help setup tree export check kernel qemu unit test bench e2e selftests ksft soak outage partner lineout sweep arm-e2e arm-bench arm-selftests board
 
 help:
 	@echo "make bench   main job: build, boot the emulated LAN7430, A/B bench upstream vs series, table"
@@ -41,6 +41,9 @@ help:
 	@echo "             8000to9000, 9000to8000, 1500to1400, 1400to1500, rx128to512,"
 	@echo "             rx512to128: one kind of change)"
 	@echo "make partner the link partner on a host tap: its wire rate and CPU, TCP and 1 Gbit/s UDP"
+	@echo "             (ICOUNT=0,2: in model time at those icount shifts)"
+	@echo "make lineout the live changes while the partner on a host tap sends at 1 Gbit/s: frames the"
+	@echo "             device drops per change, upstream vs series, icount (PLAN=, ICOUNT=2, MODEL=)"
 	@echo "make sweep   the count cells and the outage at the corners of the model's unknowns"
 	@echo "             (FIFO size, stop latency, pause, write-back at stop; REPS=, FACTORIAL=1, ARCH=armv7)"
 	@echo "make soak    1000 live MTU/ring changes on the debug kernel (not CI)"
@@ -132,7 +135,14 @@ outage: setup
 # the share of a host core it used, TCP and a 1 Gbit/s UDP burst
 # (lab/bench/partner.py).
 partner: setup
-	@$(PY) lab/bench/partner.py $(if $(MODULES),--modules $(MODULES)) $(if $(REPS),--reps $(REPS))
+	@$(PY) lab/bench/partner.py $(if $(MODULES),--modules $(MODULES)) $(if $(REPS),--reps $(REPS)) $(if $(ICOUNT),--icount $(ICOUNT)) $(MODEL_ARGS)
+
+# The live changes under a line-rate stream from the partner on the host
+# tap (lab/bench/lineout.py): per change, the frames the device dropped
+# with the receiver closed and in all, against a command that changes
+# nothing, upstream vs series, in model time (icount).
+lineout: setup
+	@$(PY) lab/bench/lineout.py $(if $(MODULES),--modules $(MODULES)) $(if $(REPS),--reps $(REPS)) $(if $(PLAN),--plans $(PLAN)) $(if $(ICOUNT),--icount $(ICOUNT)) $(MODEL_ARGS)
 
 # The model's unknowns swept (lab/bench/sweep.py): make bench's TCP RX
 # cells at 1500 and 9000 and make outage, upstream vs series, at each
