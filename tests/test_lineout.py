@@ -1,6 +1,7 @@
-"""lab/bench/lineout.py without a VM: the figures it takes from the
-model's counters, the stream's datagram size, its table, and the errors
-it gives before anything is built or booted."""
+"""lab/bench/lineout.py and lab/bench/partner.py without a VM: the
+figures they take from the model's counters, the stream's datagram size,
+their tables, and the errors they give before anything is built or
+booted."""
 import subprocess
 import sys
 
@@ -9,6 +10,7 @@ from conftest import ROOT
 
 sys.path[:0] = [str(ROOT / "lab" / "bench"), str(ROOT / "lab" / "guest")]
 import lineout
+import partner
 
 
 def counters(**kw):
@@ -101,3 +103,25 @@ def test_excess_is_beyond_the_no_change_rate():
                  drops_per_ms=0.0)]
     lineout.add_excess(recs)
     assert [r["excess"] for r in recs] == [30.0, None, 10.0, None]
+
+
+def test_partner_table_leaves_out_failed_runs_and_counts_them():
+    """A run whose iperf3 failed (no traffic: a 0 on the wire meter) is not
+    in the medians; a row says how many failed."""
+    recs = [{"module": "series", "cell": "udp-1g", "icount_shift": 1,
+             "wire_gbit_s": w, "partner_core_idle": 0.8,
+             "iperf3_mbit_s": 1.0, "error": e}
+            for w, e in ((0.99, None), (1.0, None), (0.0, "busy"))]
+    t = partner.table(recs, ["series"], ["udp-1g"], [1])
+    assert "| udp-1g | icount shift 1 | rate on the model's wire meter, " \
+           "Gbit/s | 0.995 [0.99, 1] |" in t
+    assert "runs whose iperf3 failed (not in the rows above) | 1 of 3 |" in t
+
+
+def test_partner_shifts():
+    """--icount: empty is the host's clock; integers 0-10 only."""
+    assert partner.parse_shifts("") == [None]
+    assert partner.parse_shifts("0,2") == [0, 2]
+    for bad in ("11", "-1", "a"):
+        with pytest.raises(ValueError, match="shifts are integers"):
+            partner.parse_shifts(bad)

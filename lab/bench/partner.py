@@ -30,9 +30,10 @@ idle share whether the DUT, not the partner, bounds a TCP stream.
     python3 lab/bench/partner.py [--modules upstream,series] [--reps 5]
         [--secs 8] [--cells tcp-1500,tcp-9000,udp-1g,udp-1g-9000]
         [--icount 0,1,2] [--model KEY=VALUE] [--out DIR]
+    python3 lab/bench/partner.py --table DIR
 
 Results: DIR/records.jsonl, DIR/meta.json, DIR/table.md (median [min,
-max]).
+max] of the runs whose iperf3 succeeded; a row counts the others).
 """
 
 import argparse
@@ -96,10 +97,11 @@ def partner_run(ns, args, during):
     return js, cpu / wall if wall else None, seen
 
 
-def measure(dut, ns, tap, cell, secs):
-    """One run of CELL: a record. The wire meter is read from SETTLE s
-    after iperf3 starts to SETTLE s before it ends (host time), so that
-    its connection set-up and results exchange are not in the rate."""
+def measure(dut, ns, tap, cell, secs, port=5201):
+    """One run of CELL to the guest's iperf3 server on PORT: a record.
+    The wire meter is read from SETTLE s after iperf3 starts to SETTLE s
+    before it ends (host time), so that its connection set-up and results
+    exchange are not in the rate."""
     mtu, extra = CELLS[cell]
     subprocess.run(["ip", "-n", ns, "link", "set", "dev", tap, "mtu",
                     str(mtu)], check=True)
@@ -111,7 +113,8 @@ def measure(dut, ns, tap, cell, secs):
         return c0, dut.counters()
 
     js, busy, (c0, c1) = partner_run(
-        ns, ["-c", DUT_ADDR, "-t", str(secs)] + extra, during)
+        ns, ["-c", DUT_ADDR, "-p", str(port), "-t", str(secs)] + extra,
+        during)
     vns = c1["vclock_ns"] - c0["vclock_ns"]
     wire = c1["rx_wire_bytes"] - c0["rx_wire_bytes"]
     end = js.get("end", {})
@@ -198,9 +201,13 @@ def run_module(name, ko, obj, qemu, args, out, shift=None):
     recs = []
     with guest(name, ko, obj, qemu, out, args.model, shift) as (dut, ns, tap,
                                                                _rw):
+        runs = 0
         for rep in range(1, args.reps + 1):
             for cell in args.cells.split(","):
-                r = measure(dut, ns, tap, cell, args.secs)
+                # the guest's four servers in turn (lab/guest/partner_dut.sh):
+                # a server still ending the last run refuses the next
+                r = measure(dut, ns, tap, cell, args.secs, 5201 + runs % 4)
+                runs += 1
                 r.update(module=name, rep=rep, icount_shift=shift)
                 progress(f"{name} {cell} rep {rep}"
                          f"{'' if shift is None else f' shift {shift}'}: "
@@ -234,12 +241,34 @@ def table(recs, names, cells, shifts=(None,)):
     for c in cells:
         for sh in shifts:
             clock = "host" if sh is None else f"icount shift {sh}"
+            runs = {m: [r for r in recs if r["module"] == m and
+                        r["cell"] == c and r.get("icount_shift") == sh]
+                    for m in names}
             for k, label in rows:
                 lines.append(f"| {c} | {clock} | {label} | " + " | ".join(
-                    fmt([r[k] for r in recs if r["module"] == m and
-                         r["cell"] == c and r.get("icount_shift") == sh])
+                    fmt([r[k] for r in runs[m] if not r.get("error")])
                     for m in names) + " |")
+            lines.append(f"| {c} | {clock} | runs whose iperf3 failed (not "
+                         "in the rows above) | " + " | ".join(
+                             f"{sum(1 for r in runs[m] if r.get('error'))} "
+                             f"of {len(runs[m])}" for m in names) + " |")
     return "\n".join(lines)
+
+
+def retable(d):
+    """Write and print the table of the run in directory D again."""
+    try:
+        meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
+        recs = [json.loads(ln) for ln in (d / "records.jsonl").read_text(
+            encoding="utf-8").splitlines() if ln.strip()]
+    except (OSError, ValueError) as e:
+        sys.exit(f"error: {d}: not a partner run ({e})")
+    names = list(dict.fromkeys(r["module"] for r in recs))
+    cells = list(dict.fromkeys(r["cell"] for r in recs))
+    t = table(recs, names, cells, meta["icount"])
+    (d / "table.md").write_text(t + "\n")
+    print(t)
+    return 0
 
 
 def prepare(ap, args, kind):
@@ -283,7 +312,12 @@ def main(argv=None):
     ap.add_argument("--model", action="append", metavar="KEY=VALUE",
                     help="a lan7430 property at start, as bench.py's")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--table", metavar="DIR",
+                    help="print the table of the run in DIR again (and "
+                         "write DIR/table.md), nothing run")
     args = ap.parse_args(argv)
+    if args.table:
+        return retable(Path(args.table))
     bad = [c for c in args.cells.split(",") if c not in CELLS]
     if bad:
         ap.error(f"unknown cells {bad}: {', '.join(CELLS)}")

@@ -40,4 +40,6 @@ while [ ! -e "$rw/done" ] && [ "$(date +%s)" -lt "$end" ]; do
 	fi
 	sleep 0.05
 done
+# the kernel's log, for the host's record of the run
+dmesg >"$rw/dmesg.txt" 2>&1
 echo "PARTNER-DUT-END"
