@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guest"))
 from bench import progress
 from outage import PLANS
-from partner import DUT_ADDR, fmt, guest, prepare
+from partner import DUT_ADDR, common_args, fmt, guest, load_run, prepare
 from report import MUST_BE_ZERO, device_drops
 
 #: the plans measured by default: every one with a setup (one direction)
@@ -267,12 +267,7 @@ def table(recs, names, plans, shifts, rates=("1G",)):
 def retable(d):
     """Write and print the table of the run in directory D from its
     records.jsonl and meta.json."""
-    try:
-        meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
-        recs = [json.loads(ln) for ln in (d / "records.jsonl").read_text(
-            encoding="utf-8").splitlines() if ln.strip()]
-    except (OSError, ValueError) as e:
-        sys.exit(f"error: {d}: not a lineout run ({e})")
+    meta, recs = load_run(d, "lineout")
     t = table(recs, meta["modules"], meta["plans"], meta["icount"],
               meta.get("rates", ["1G"]))
     (d / "table.md").write_text(t + "\n")
@@ -289,16 +284,7 @@ def main(argv=None):
     ap.add_argument("--rates", default="1G",
                     help="comma-separated rates the partner offers, as "
                          "iperf3's -b (at most 4)")
-    ap.add_argument("--variant", default="bench")
-    ap.add_argument("--icount", default="2",
-                    help="comma-separated icount shifts (default 2); "
-                         "empty: the host's clock")
-    ap.add_argument("--model", action="append", metavar="KEY=VALUE",
-                    help="a lan7430 property at start, as bench.py's")
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--table", metavar="DIR",
-                    help="print the table of the run in DIR again (and "
-                         "write DIR/table.md), nothing run")
+    common_args(ap, "2")
     args = ap.parse_args(argv)
     if args.table:
         return retable(Path(args.table))

@@ -255,20 +255,44 @@ def table(recs, names, cells, shifts=(None,)):
     return "\n".join(lines)
 
 
-def retable(d):
-    """Write and print the table of the run in directory D again."""
+def load_run(d, kind):
+    """(meta.json, records.jsonl's records) of the run in directory D;
+    exits naming D if it is not a run of KIND."""
     try:
         meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
         recs = [json.loads(ln) for ln in (d / "records.jsonl").read_text(
             encoding="utf-8").splitlines() if ln.strip()]
     except (OSError, ValueError) as e:
-        sys.exit(f"error: {d}: not a partner run ({e})")
+        sys.exit(f"error: {d}: not a {kind} run ({e})")
+    return meta, recs
+
+
+def retable(d):
+    """Write and print the table of the run in directory D again."""
+    meta, recs = load_run(d, "partner")
     names = list(dict.fromkeys(r["module"] for r in recs))
     cells = list(dict.fromkeys(r["cell"] for r in recs))
     t = table(recs, names, cells, meta["icount"])
     (d / "table.md").write_text(t + "\n")
     print(t)
     return 0
+
+
+def common_args(ap, icount):
+    """The arguments partner.py and lineout.py share, --icount's default
+    ICOUNT."""
+    ap.add_argument("--variant", default="bench")
+    ap.add_argument("--icount", default=icount,
+                    help="comma-separated icount shifts to run at, each a "
+                         "boot per module (model time 2^SHIFT ns per guest "
+                         f"instruction; default {icount or 'none'}); empty: "
+                         "the host's clock")
+    ap.add_argument("--model", action="append", metavar="KEY=VALUE",
+                    help="a lan7430 property at start, as bench.py's")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--table", metavar="DIR",
+                    help="print the table of the run in DIR again (and "
+                         "write DIR/table.md), nothing run")
 
 
 def prepare(ap, args, kind):
@@ -304,17 +328,7 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--secs", type=int, default=8)
     ap.add_argument("--cells", default=",".join(CELLS))
-    ap.add_argument("--variant", default="bench")
-    ap.add_argument("--icount", default="",
-                    help="comma-separated icount shifts to run at, each a "
-                         "boot per module (model time 2^SHIFT ns per guest "
-                         "instruction); empty: the host's clock")
-    ap.add_argument("--model", action="append", metavar="KEY=VALUE",
-                    help="a lan7430 property at start, as bench.py's")
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--table", metavar="DIR",
-                    help="print the table of the run in DIR again (and "
-                         "write DIR/table.md), nothing run")
+    common_args(ap, "")
     args = ap.parse_args(argv)
     if args.table:
         return retable(Path(args.table))
