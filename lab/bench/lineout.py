@@ -51,7 +51,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guest"))
-from bench import progress
+from bench import progress, series_patch_ids
 from outage import PLANS
 from partner import DUT_ADDR, common_args, fmt, guest, load_run, prepare
 from report import MUST_BE_ZERO, device_drops
@@ -313,6 +313,7 @@ def main(argv=None):
         f.writelines(json.dumps(r) + "\n" for r in recs)
     (out / "meta.json").write_text(json.dumps(
         {"argv": sys.argv[1:], "model": model, "icount": shifts,
+         "series_patch_ids": series_patch_ids(),
          "modules": names, "plans": plans, "rates": args.rates},
         indent=1) + "\n")
     t = table(recs, names, plans, shifts, args.rates)

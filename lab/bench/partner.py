@@ -50,7 +50,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vm"))
-from bench import LAB, ROOT, build_modules, dut_opts, out_of, parse_model, progress
+from bench import (
+    LAB,
+    ROOT,
+    build_modules,
+    dut_opts,
+    out_of,
+    parse_model,
+    progress,
+    series_patch_ids,
+)
 from crash import first_problem
 from qmp import Dut
 
@@ -345,8 +354,8 @@ def main(argv=None):
     with open(out / "records.jsonl", "w", encoding="utf-8") as f:
         f.writelines(json.dumps(r) + "\n" for r in recs)
     (out / "meta.json").write_text(json.dumps(
-        {"argv": sys.argv[1:], "model": args.model, "icount": shifts},
-        indent=1) + "\n")
+        {"argv": sys.argv[1:], "model": args.model, "icount": shifts,
+         "series_patch_ids": series_patch_ids()}, indent=1) + "\n")
     t = table(recs, names, args.cells.split(","), shifts)
     (out / "table.md").write_text(t + "\n")
     print(t)
