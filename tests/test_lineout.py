@@ -125,3 +125,25 @@ def test_partner_shifts():
     for bad in ("11", "-1", "a"):
         with pytest.raises(ValueError, match="shifts are integers"):
             partner.parse_shifts(bad)
+
+
+def test_partner_settings_follow_the_module_name():
+    """A module name's +rxusN, +dim, +ringN and +cbN become the guest's
+    ethtool commands, as the bench's guest applies them."""
+    assert partner.settings("series") == []
+    assert partner.settings("series+rxus50") == [
+        "ethtool -C $D adaptive-rx off rx-usecs 50"]
+    assert partner.settings("series+ring512+dim") == [
+        "ethtool -G $D rx 512", "ethtool -C $D adaptive-rx on"]
+
+
+def test_partner_interrupts_per_frame():
+    """The interrupt and descriptor rows are per frame the model
+    received."""
+    recs = [{"module": "series", "cell": "tcp-1500", "icount_shift": 2,
+             "wire_gbit_s": 0.5, "partner_core_idle": 0.99,
+             "iperf3_mbit_s": 1.0, "error": None, "rx_frames": 1000,
+             "irqs": 250, "no_desc": 10}]
+    t = partner.table(recs, ["series"], ["tcp-1500"], [2])
+    assert "| interrupts per frame received | 0.25 |" in t
+    assert "per frame received | 0.01 |" in t

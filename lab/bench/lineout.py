@@ -53,7 +53,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guest"))
 from bench import progress, series_patch_ids
 from outage import PLANS
-from partner import DUT_ADDR, common_args, fmt, guest, load_run, prepare
+from partner import (
+    DUT_ADDR,
+    common_args,
+    fmt,
+    guest,
+    guest_run,
+    load_run,
+    prepare,
+)
 from report import MUST_BE_ZERO, device_drops
 
 #: the plans measured by default: every one with a setup (one direction)
@@ -92,18 +100,7 @@ class Guest:
         """Run SCRIPT in the guest: (exit status, output). Exits the
         bench if the guest does not answer within CMD_TIMEOUT."""
         self.k += 1
-        tmp = self.rw / f".cmd-{self.k}"
-        tmp.write_text(script + "\n")
-        tmp.rename(self.rw / f"cmd-{self.k}")
-        rc = self.rw / f"rc-{self.k}"
-        t0 = time.monotonic()
-        while not rc.exists():
-            if time.monotonic() - t0 > CMD_TIMEOUT:
-                sys.exit(f"error: the guest did not finish {script!r} in "
-                         f"{CMD_TIMEOUT} s")
-            time.sleep(0.02)
-        out = (self.rw / f"out-{self.k}").read_text(errors="replace")
-        return int(rc.read_text().strip() or 255), out
+        return guest_run(self.rw, self.k, script, CMD_TIMEOUT)
 
 
 def interval(dut, g, script):

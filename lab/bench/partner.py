@@ -17,12 +17,17 @@ sends to it, REPS times per cell:
 With --icount SHIFTS each module boots once per shift, the model's time
 then following the guest's instructions (2^SHIFT ns each), not the host.
 
+A module name's settings (+rxusN, +dim, +ringN, +cbN, as bench.py takes
+them) are applied in the guest after the boot, with ethtool.
+
 Per run: the rate on the model's wire meter (the bytes of the frames the
 model took off the wire, preamble and gap included, over the model's
 virtual clock: its counters rx_wire_bytes and vclock_ns, read from SETTLE
 s after iperf3 starts to SETTLE s before it ends), the share of
 one host core the partner's iperf3 used (its rusage over the run's wall
-time; the rest of the core is what it idled), and iperf3's own figures
+time; the rest of the core is what it idled), the model's interrupts
+(all vectors) and frames that found no free RX descriptor per frame it
+received, and iperf3's own figures
 (context only: a throughput under TCG is not evidence). The wire meter
 shows whether the partner can put line rate on the wire; the partner's
 idle share whether the DUT, not the partner, bounds a TCP stream.
@@ -40,6 +45,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -135,6 +141,8 @@ def measure(dut, ns, tap, cell, secs, port=5201):
             "iperf3_mbit_s": (summ.get("bits_per_second") or 0) / 1e6,
             "lost_percent": summ.get("lost_percent"),
             "rx_frames": c1["rx_frames"] - c0["rx_frames"],
+            "irqs": sum(c1["irq_per_vector"]) - sum(c0["irq_per_vector"]),
+            "no_desc": c1["rx_no_desc_stalls"] - c0["rx_no_desc_stalls"],
             "error": js.get("error")}
 
 
@@ -205,11 +213,53 @@ def guest(name, ko, obj, qemu, out, model=None, shift=None):
                      f"{log.name}")
 
 
+def settings(name):
+    """The guest's commands for the settings a module NAME carries
+    (bench.module_revs(): +ringN, +cbN, +rxusN, +dim), as
+    lab/guest/bench_guest.py applies them; $D the DUT's interface."""
+    cmds = []
+    ring = re.search(r"\+ring([0-9]+)", name)
+    if ring:
+        cmds.append(f"ethtool -G $D rx {ring.group(1)}")
+    cb = re.search(r"\+cb([0-9]+)", name)
+    if cb:
+        cmds.append(f"ethtool --set-tunable $D rx-copybreak {cb.group(1)}")
+    rxus = re.search(r"\+rxus([0-9]+)", name)
+    if rxus:
+        cmds.append(f"ethtool -C $D adaptive-rx off rx-usecs {rxus.group(1)}")
+    if re.search(r"\+dim(\+|$)", name):
+        cmds.append("ethtool -C $D adaptive-rx on")
+    return cmds
+
+
+def guest_run(rw, k, script, timeout=600):
+    """Run SCRIPT as the guest's K-th command (lab/guest/partner_dut.sh):
+    (exit status, output); exits if the guest does not answer."""
+    tmp = rw / f".cmd-{k}"
+    tmp.write_text(script + "\n", encoding="utf-8")
+    tmp.rename(rw / f"cmd-{k}")
+    rc = rw / f"rc-{k}"
+    t0 = time.monotonic()
+    while not rc.exists():
+        if time.monotonic() - t0 > timeout:
+            sys.exit(f"error: the guest did not finish {script!r} in "
+                     f"{timeout} s")
+        time.sleep(0.02)
+    out = (rw / f"out-{k}").read_text(encoding="utf-8", errors="replace")
+    return int(rc.read_text(encoding="utf-8").strip() or 255), out
+
+
 def run_module(name, ko, obj, qemu, args, out, shift=None):
-    """Boot the guest with KO, measure every cell REPS times: records."""
+    """Boot the guest with KO, apply NAME's settings (settings()), measure
+    every cell REPS times: records."""
     recs = []
     with guest(name, ko, obj, qemu, out, args.model, shift) as (dut, ns, tap,
-                                                               _rw):
+                                                               rw):
+        for k, cmd in enumerate(settings(name), 1):
+            rc, said = guest_run(rw, k, cmd)
+            if rc:
+                sys.exit(f"error: {name}: {cmd!r} failed (rc {rc}): "
+                         f"{said.strip()[-300:]}")
         runs = 0
         for rep in range(1, args.reps + 1):
             for cell in args.cells.split(","):
@@ -242,8 +292,16 @@ def parse_shifts(text):
 
 def table(recs, names, cells, shifts=(None,)):
     """The markdown table of RECS, a row per cell, shift and metric."""
+    for r in recs:
+        n = r.get("rx_frames")
+        r["irqs_per_frame"] = r["irqs"] / n if n and "irqs" in r else None
+        r["no_desc_per_frame"] = (r["no_desc"] / n if n and "no_desc" in r
+                                  else None)
     rows = [("wire_gbit_s", "rate on the model's wire meter, Gbit/s"),
             ("partner_core_idle", "partner: share of a core idle"),
+            ("irqs_per_frame", "interrupts per frame received"),
+            ("no_desc_per_frame", ("frames finding no free descriptor, per "
+                                  "frame received")),
             ("iperf3_mbit_s", "iperf3 Mbit/s (context only, TCG)")]
     lines = ["| cell | clock | metric | " + " | ".join(names) + " |",
              "|---|---|---|" + "---|" * len(names)]
