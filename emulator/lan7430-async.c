@@ -379,9 +379,18 @@ void l7_fct_rx_write(Lan7430State *s, uint32_t val)
             l7_op_start(s, L7O_FCT_RX_RST + ch);
         }
         if (val & L7_FCT_RX_CTL_EN(ch)) {
+            if (s->fifo_off_since[ch]) {
+                s->cnt.rx_fifo_off_ns[ch] += qemu_clock_get_ns(
+                    QEMU_CLOCK_VIRTUAL) - s->fifo_off_since[ch];
+                s->fifo_off_since[ch] = 0;
+            }
             s->fct_rx_en |= L7_FCT_RX_CTL_EN(ch);
         }
         if (val & L7_FCT_RX_CTL_DIS(ch)) {
+            if (s->fct_rx_en & L7_FCT_RX_CTL_EN(ch)) {
+                s->fifo_off_since[ch] =
+                    MAX(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), 1);
+            }
             s->fct_rx_en &= ~L7_FCT_RX_CTL_EN(ch);
             l7_rx_fifo_flush(s, ch, true);
         }

@@ -244,6 +244,10 @@ typedef struct L7Counters {
     uint64_t rx_fifo_flushed;
     uint64_t rx_drop_fifo_reset;
     uint64_t rx_swr_fifo_enabled;
+    /* virtual time each channel's FIFO was off: from an FCT_RX_CTL disable
+     * of an enabled FIFO to its next enable (the current period included
+     * when read) */
+    uint64_t rx_fifo_off_ns[L7_NUM_RX_CH];
     uint64_t tx_pause_frames;
     uint64_t tx_xon_frames;
     uint64_t rx_pause_holds;
@@ -475,6 +479,7 @@ struct Lan7430State {
     /* the link partner paused by our XOFF (peer-pause=1) */
     int64_t peer_hold_until;     /* virtual ns its pause ends, 0 = sending */
     int64_t peer_hold_start;     /* since when (peer_paused_ns) */
+    int64_t fifo_off_since[L7_NUM_RX_CH];   /* rx_fifo_off_ns; 0: on */
     uint32_t peer_lag_left;      /* frames still in flight after the XOFF */
     QEMUTimer *peer_pause_timer;
     /* the partner's PAUSE frame holds our transmitter (MAC_FLOW.RX_FCEN) */

@@ -90,6 +90,22 @@ static void l7_json_peer_pause(GString *g, Lan7430State *s)
                            ns);
 }
 
+/* rx_fifo_off_ns, an off period still running included */
+static void l7_json_fifo_off(GString *g, Lan7430State *s)
+{
+    uint64_t ns[L7_NUM_RX_CH];
+    int ch;
+
+    for (ch = 0; ch < L7_NUM_RX_CH; ch++) {
+        ns[ch] = s->cnt.rx_fifo_off_ns[ch];
+        if (s->fifo_off_since[ch]) {
+            ns[ch] += qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) -
+                      s->fifo_off_since[ch];
+        }
+    }
+    l7_json_arr(g, "rx_fifo_off_ns", ns, L7_NUM_RX_CH);
+}
+
 /*
  * The write-back to interrupt delay per vector: the bins' lower bounds,
  * one histogram per vector, and per vector the frames, their delays' sum
@@ -300,6 +316,7 @@ char *lan7430_get_counters(Object *obj, Error **errp)
     g_string_append_printf(g, "\"dma_coal_idle\":%d,", s->coal_idle);
     g_string_append_printf(g, "\"strict_dma_failed\":%d,", s->strict_failed);
     l7_json_peer_pause(g, s);
+    l7_json_fifo_off(g, s);
     g_string_append_printf(g, "\"wb_at_stop\":%u,", s->wb_at_stop);
     g_string_append_printf(g, "\"rx_fifo_kib\":%u,", s->rx_fifo_kib);
     g_string_append_printf(g, "\"rate_mbps\":%u,", s->rate_mbps);

@@ -404,6 +404,7 @@ void l7_soft_reset(Lan7430State *s)
     }
     l7_dmac_reset(s);
     s->fct_rx_en = 0;
+    memset(s->fifo_off_since, 0, sizeof(s->fifo_off_since));
     s->fct_tx_en = 0;
     s->fct_int_sts = 0;
     memset(s->op_due, 0, sizeof(s->op_due));

@@ -1988,6 +1988,46 @@ static void steer_ipv4_to_ch1(Ctx *c)
 }
 
 /*
+ * rx_fifo_off_ns: the virtual time a channel's FIFO was off, from the
+ * disable of an enabled FIFO to its next enable, the period still running
+ * included when read; a disable of a FIFO already off and a FIFO never
+ * enabled start none; a frame reaching the FIFO meanwhile is dropped.
+ */
+static void test_rx_fifo_off_ns(void)
+{
+    Ctx c;
+    Rings r;
+    uint8_t f[100];
+
+    ctx_init(&c, false);
+    setup_rx(&c, &r, 0);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_off_ns", 0), ==, 0);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_off_ns", 1), ==, 0);
+    qtest_clock_step(c.qs->qts, 50 * 1000);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_off_ns", 1), ==, 0);
+
+    wr(&c, FCT_RX_CTL, 1u << 24);               /* DIS(0) */
+    qtest_clock_step(c.qs->qts, 30 * 1000);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_off_ns", 0), ==, 30 * 1000);
+    make_frame(f, sizeof(f));
+    send_frame(&c, f, sizeof(f));
+    g_assert_true(wait_cnt(&c, "rx_drop_disabled", 1));
+    wr(&c, FCT_RX_CTL, 1u << 24);               /* DIS(0) again */
+    qtest_clock_step(c.qs->qts, 20 * 1000);
+    wr(&c, FCT_RX_CTL, 1u << 28);               /* EN(0) */
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_off_ns", 0), ==, 50 * 1000);
+    qtest_clock_step(c.qs->qts, 40 * 1000);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_off_ns", 0), ==, 50 * 1000);
+
+    wr(&c, FCT_RX_CTL, 1u << 24);               /* a second period */
+    qtest_clock_step(c.qs->qts, 7 * 1000);
+    wr(&c, FCT_RX_CTL, 1u << 28);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_off_ns", 0), ==, 57 * 1000);
+    g_assert_cmpint(cnt_arr(&c, "rx_fifo_off_ns", 1), ==, 0);
+    ctx_fini(&c);
+}
+
+/*
  * A FIFO that overflows: channel 0 stopped, no flow control, a 4 KiB FIFO
  * takes four 1000-byte frames (1004 bytes with FCS); the next two are
  * dropped with FCT_INT_STS.RDFO_0 and STAT_RX_DROPPED_FRAMES.  Channel 1
@@ -3707,6 +3747,7 @@ int main(int argc, char **argv)
     qtest_add_func("lan7430/rate-tx", test_rate_tx);
     qtest_add_func("lan7430/rate-rx", test_rate_rx);
     qtest_add_func("lan7430/rx-fifo-overflow", test_rx_fifo_overflow);
+    qtest_add_func("lan7430/rx-fifo-off-ns", test_rx_fifo_off_ns);
     qtest_add_func("lan7430/rx-fifo-pause", test_rx_fifo_pause);
     qtest_add_func("lan7430/peer-ignores-pause", test_peer_ignores_pause);
     qtest_add_func("lan7430/peer-pause-time", test_peer_pause_time);
