@@ -46,6 +46,17 @@ def test_figures_are_the_interval_s_differences():
     assert f["faults"] == {"desc_errors": 0, "wb_freed_ring_writes": 0}
 
 
+def test_fifo_off_is_the_longest_channel_s_window():
+    """The FIFO-off figure is the channel whose FIFO was off longest in
+    the interval (each channel switches once per change), in us; a model
+    without the counter gives None, which the table shows as n/a."""
+    c0 = counters(rx_fifo_off_ns=[1000, 5000, 0, 0])
+    c1 = counters(rx_fifo_off_ns=[41_000, 7000, 30_000, 0])
+    assert lineout.figures(c0, c1)["fifo_off_us"] == 40
+    assert lineout.figures(counters(), counters())["fifo_off_us"] is None
+    assert partner.fmt([None, None]) == "n/a"
+
+
 def test_the_stream_fits_the_plan_s_smallest_mtu():
     """The stream's datagrams fit the smallest MTU a plan sets."""
     assert lineout.plan_mtus("1500to1400") == [1500, 1400]

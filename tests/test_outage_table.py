@@ -160,6 +160,12 @@ def test_window_is_the_fifo_one_when_a_fifo_was_disabled():
                                     (1.3, "mso"), (1.5, "cmo")], 0, 2)
     assert kind == "mac" and abs(ms - 100.0) < 1e-6, (ms, kind)
     assert guest_outage.window([], 0, 2) == (None, None)
+    # a switch that calls neither pair (its stop and start inlined): the
+    # whole lan743x_rx_switch(), before the MAC's update that follows it
+    ms, kind = guest_outage.window([(1.0, "swi"), (1.002, "swo"),
+                                    (1.01, "swi"), (1.013, "swo"),
+                                    (1.02, "msi"), (1.021, "mso")], 0, 2)
+    assert kind == "switch" and abs(ms - 13.0) < 1e-6, (ms, kind)
 
 
 def test_ring_plan_refused_by_one_module():

@@ -23,7 +23,9 @@ counters over QMP:
 
 Per interval: model time, frames received, frames dropped with the
 receiver or the channel's FIFO off (the model's rx_drop_disabled: what
-the change itself loses; 0 in the comparison interval), FIFO overflows,
+the change itself loses; 0 in the comparison interval), the longest
+time one channel's FIFO was off (the model's rx_fifo_off_ns: the window
+of a channel's switch, in model time), FIFO overflows,
 every frame the device dropped (report.device_drops()), frames that
 found no free descriptor, and the rate on the wire meter (is the link
 at line rate?); and the frames the device dropped per ms of model time,
@@ -72,6 +74,7 @@ CMD_TIMEOUT = 900
 UDP_IP = 28
 #: (key, label) of the table's rows per interval
 ROWS = [("drop_disabled", "frames dropped, receiver or FIFO off"),
+        ("fifo_off_us", "longest time a channel's FIFO was off, us"),
         ("fifo_overflow", "FIFO overflows"),
         ("device_drops", "frames dropped by the device, all causes"),
         ("drops_per_ms", "frames dropped by the device per ms"),
@@ -126,11 +129,23 @@ def figures(c0, c1):
             "drops_per_ms": (None if dd0 is None or dd1 is None or
                              not d["vclock_ns"] else
                              (dd1 - dd0) / (d["vclock_ns"] / 1e6)),
+            "fifo_off_us": fifo_off_us(c0, c1),
             "no_desc": d["rx_no_desc_stalls"], "rx_frames": d["rx_frames"],
             "model_ms": d["vclock_ns"] / 1e6,
             "wire_gbit_s": (d["rx_wire_bytes"] * 8 / d["vclock_ns"]
                             if d["vclock_ns"] else None),
             "faults": {k: c1.get(k, 0) - c0.get(k, 0) for k in MUST_BE_ZERO}}
+
+
+def fifo_off_us(c0, c1):
+    """The longest time, in us of model time, that one channel's FIFO was
+    off between the counter reads C0 and C1 (rx_fifo_off_ns: the window
+    of a channel's switch); None from a model without that counter."""
+    if "rx_fifo_off_ns" not in c0 or "rx_fifo_off_ns" not in c1:
+        return None
+    return max(b - a for a, b in zip(c0["rx_fifo_off_ns"],
+                                     c1["rx_fifo_off_ns"],
+                                     strict=True)) / 1000
 
 
 def stream(ns, size, rate, port, log):

@@ -61,8 +61,10 @@ NOTE = ("(*) kprobes: first lan743x_rx_disable() to the last "
         "lan743x_rx_enable() return when the change disabled a FIFO (FIFO "
         "and DMA stopped), else first lan743x_rx_dma_stop() to the last "
         "lan743x_rx_dma_start() return (DMA stopped, FIFO on), else "
-        "lan743x_mac_set_mtu() (MAC RX stopped for the new maximum frame "
-        "size), else the whole ndo_change_mtu, an upper bound (a module "
+        "first lan743x_rx_switch() to the last return (a switch that calls "
+        "neither pair: an upper bound of its FIFO-off window, which "
+        "make lineout counts), else lan743x_mac_set_mtu() (MAC RX stopped "
+        "for the new maximum frame size), else the whole ndo_change_mtu, an upper bound (a module "
         "that inlines lan743x_mac_set_mtu(), such as upstream's, whose "
         "ndo_change_mtu does only that)")
 #: the outage's frame: lab/guest/outage.py sends 8 + 56 bytes of UDP

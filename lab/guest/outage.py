@@ -77,6 +77,8 @@ PROBES = {"dms": "p lan743x:lan743x_rx_dma_stop",
           "dme": "r lan743x:lan743x_rx_dma_start",
           "rxd": "p lan743x:lan743x_rx_disable",
           "rxe": "r lan743x:lan743x_rx_enable",
+          "swi": "p lan743x:lan743x_rx_switch",
+          "swo": "r lan743x:lan743x_rx_switch",
           "msi": "p lan743x:lan743x_mac_set_mtu",
           "mso": "r lan743x:lan743x_mac_set_mtu",
           "cmi": "p lan743x:lan743x_netdev_change_mtu",
@@ -136,7 +138,11 @@ def window(evs, t0, t1):
     dropped, the FIFO holds none), else from the first
     lan743x_rx_dma_stop() to the return of the last
     lan743x_rx_dma_start() (kind "dma": DMA stopped, the FIFO keeps
-    receiving), else, when the change did not restart the channels, the
+    receiving), else from the first lan743x_rx_switch() to the return of
+    the last (kind "switch": a switch that calls neither pair, its FIFO
+    off inside it; an upper bound, with the NAPI stop before the FIFO's
+    and the delivery of the old ring after), else, when the change did not
+    restart the channels, the
     MAC's maximum frame size update, lan743x_mac_set_mtu(), which stops
     and restarts MAC RX (kind "mac"; a module where it is inlined, such as
     upstream's, has no such probe), else the whole ndo_change_mtu call,
@@ -147,7 +153,8 @@ def window(evs, t0, t1):
     call."""
     ev = [(t, n) for t, n in evs if t0 <= t <= t1]
     for start, end, kind in (("rxd", "rxe", "fifo"), ("dms", "dme", "dma"),
-                             ("msi", "mso", "mac"), ("cmi", "cmo", "mtu")):
+                             ("swi", "swo", "switch"), ("msi", "mso", "mac"),
+                             ("cmi", "cmo", "mtu")):
         ts = [t for t, n in ev if n == start]
         te = [t for t, n in ev if n == end]
         if ts and te:
