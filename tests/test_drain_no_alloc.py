@@ -35,6 +35,12 @@ frames wait in channel 0's ring, the model fails channel 0's reset once
 BURST frames are delivered, and FLOWS frames sent after it (the model's
 RSS puts them on channel 0) are all delivered.
 
+The third check: a shrink delivers what the old ring holds while the
+channel runs its new ring: with rings of 512, LONG frames wait in slots
+beyond 128, `ethtool -G rx 128` switches, every frame is delivered, and
+the NAPI polls of the old ring hand the new ring none of the old ring's
+tail indexes (the model refuses a tail outside the ring: desc_errors).
+
 Each check asserts that its change did switch rings (DMA channel resets
 in the model), so that neither passes by not exercising the switch.
 
@@ -62,6 +68,11 @@ SEND_BURST = ("import socket; s = socket.socket(2, 2); "
               f"[s.sendto(b'x' * 64, ('{DUT_IP}', 9999)) "
               f"for _ in range({BURST})]")
 SEND_FLOWS = send_flows(FLOWS)
+#: frames of one flow held in a 512-entry ring, past the 128 a shrink keeps
+LONG = 300
+SEND_LONG = ("import socket; s = socket.socket(2, 2); "
+             f"[s.sendto(b'x' * 64, ('{DUT_IP}', 9999)) "
+             f"for _ in range({LONG})]")
 
 
 @pytest.fixture(scope="module", name="vm")
@@ -123,6 +134,17 @@ def wait_frames(vm, want, timeout=60):
     return vm.dut.counters()["rx_frames"]
 
 
+def accounted(vm, in0, drop0, written):
+    """(delivered, dropped) since the counts IN0 (IpInReceives) and DROP0
+    (rx_dropped), once the WRITTEN frames are all accounted for, or after
+    60 s: every frame is delivered or counted dropped, or never will be."""
+    t0 = time.monotonic()
+    while (nstat(vm, "IpInReceives") - in0 + stat(vm, "rx_dropped") - drop0
+           < written and time.monotonic() - t0 < 60):
+        time.sleep(0.3)
+    return nstat(vm, "IpInReceives") - in0, stat(vm, "rx_dropped") - drop0
+
+
 def test_drain_delivers_without_allocating(vm):
     """Frames in a stopped channel's ring are delivered although every
     page_pool allocation after the new rings' fails."""
@@ -157,13 +179,7 @@ def test_drain_delivers_without_allocating(vm):
           f"echo 0 > {FF}/space")
     fired = vm.dut.fired("rx-irq-hold")
     vm.dut.clear()              # ends the hold
-    # every frame is accounted for (delivered or counted) or never will be
-    t0 = time.monotonic()
-    while (nstat(vm, "IpInReceives") - in0 + stat(vm, "rx_dropped") - drop0
-           < written and time.monotonic() - t0 < 60):
-        time.sleep(0.3)
-    delivered = nstat(vm, "IpInReceives") - in0
-    dropped = stat(vm, "rx_dropped") - drop0
+    delivered, dropped = accounted(vm, in0, drop0, written)
     bad = [ln for ln in vm.dmesg_since(tag) if BAD_DMESG.search(ln)]
     info = (f"{written} frames written to the ring with RX interrupts held "
             f"(fired {fired}), {before} delivered before the change; "
@@ -218,3 +234,41 @@ def test_failed_restart_refills_drained_ring(vm):
     assert written == BURST and swr == 1 and rc != 0, info
     assert size == 256, info
     assert drained == written and after == FLOWS and dropped == 0, info
+
+
+def test_shrink_delivers_old_ring_beyond_new_size(vm):
+    """The frames an old ring holds are delivered after the channel runs
+    its new, smaller ring, and their polls hand the new ring no tail of
+    the old one: with rings of 512, LONG frames wait in slots up to LONG
+    - 1, beyond the 128 of `ethtool -G rx 128`; every one is delivered,
+    none dropped, and the model refused no RX_TAIL outside the new ring
+    (desc_errors)."""
+    rc, out = set_rx(vm, 512)
+    assert rc == 0, f"rings of 512: {out}"
+    # fired() counts every hold of the boot
+    held0 = vm.dut.fired("rx-irq-hold")
+    vm.dut.fault("rx-irq-hold", count=1, ms=120000)
+    c0 = vm.dut.counters()
+    in0, drop0 = nstat(vm, "IpInReceives"), stat(vm, "rx_dropped")
+    rc, out = vm.sh(f"ip netns exec peer python3 -c \"{SEND_LONG}\"")
+    assert rc == 0, out
+    written = wait_frames(vm, c0["rx_frames"] + LONG) - c0["rx_frames"]
+    before = nstat(vm, "IpInReceives") - in0
+    rc, out = set_rx(vm, 128)
+    c1 = vm.dut.counters()
+    fired = vm.dut.fired("rx-irq-hold") - held0
+    vm.dut.clear()
+    delivered, dropped = accounted(vm, in0, drop0, written)
+    errors = vm.dut.counters()["desc_errors"] - c0["desc_errors"]
+    resets = (c1["async_started"]["dma-reset"] -
+              c0["async_started"]["dma-reset"])
+    info = (f"{written} frames waiting in a 512 ring (irq hold fired "
+            f"{fired}), {before} delivered before; rx 128: rc {rc} "
+            f"({out.strip()}), DMA channel resets {resets}, ring now "
+            f"{vm.rx_ring_size()}; delivered {delivered}, rx_dropped "
+            f"{dropped}, descriptor errors {errors}")
+    print(info)
+    assert fired == 1 and written == LONG and before < 8, info
+    assert rc == 0 and resets >= 4, info
+    assert errors == 0, info
+    assert delivered == written and dropped == 0, info
